@@ -1,0 +1,62 @@
+//===- TLAttrs.td - tl enums and layout attributes ---------*- tablegen -*-===//
+#ifndef TL_ATTRS_TD
+#define TL_ATTRS_TD
+
+include "tl/Dialect/TL/TLDialect.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+// Where a buffer lives. Used as the memref memory space of on-chip buffers.
+def TL_MemoryScopeEnum : I32EnumAttr<"MemoryScope", "buffer memory scope", [
+    I32EnumAttrCase<"global", 0>, I32EnumAttrCase<"shared", 1>,
+    I32EnumAttrCase<"fragment", 2>, I32EnumAttrCase<"local", 3>]> {
+  let cppNamespace = "::tl";
+  let genSpecializedAttr = 0;
+}
+def TL_MemoryScopeAttr : EnumAttr<TL_Dialect, TL_MemoryScopeEnum, "scope"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+// How gemm spreads its warps over the output tile.
+def TL_GemmWarpPolicyEnum : I32EnumAttr<"GemmWarpPolicy", "gemm warp partition", [
+    I32EnumAttrCase<"Square", 0>, I32EnumAttrCase<"FullRow", 1>,
+    I32EnumAttrCase<"FullCol", 2>]> {
+  let cppNamespace = "::tl";
+  let genSpecializedAttr = 0;
+}
+def TL_GemmWarpPolicyAttr : EnumAttr<TL_Dialect, TL_GemmWarpPolicyEnum, "policy"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def TL_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+    I32EnumAttrCase<"max", 0>, I32EnumAttrCase<"sum", 1>,
+    I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"abssum", 3>]> {
+  let cppNamespace = "::tl";
+}
+
+class TL_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<TL_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+// A shared-memory tile stored with an XOR swizzle chosen from its row width,
+// so that 16-byte column accesses (ldmatrix, cp.async) avoid bank conflicts.
+def TL_SwizzleLayoutAttr : TL_Attr<"SwizzleLayout", "swizzle"> {
+  let summary = "swizzled shared-memory layout";
+  let assemblyFormat = "";
+}
+
+// An index map layout: logical index (d0..dn) -> physical index into a
+// row-major array of `physical_shape`, as TileLang's T.Layout.
+def TL_IndexMapLayoutAttr : TL_Attr<"IndexMapLayout", "index_map"> {
+  let summary = "affine index-map layout";
+  let parameters = (ins "::mlir::AffineMap":$map,
+                        ArrayRefParameter<"int64_t">:$physical_shape);
+  let assemblyFormat = "`<` $map `,` `[` $physical_shape `]` `>`";
+  let extraClassDeclaration = [{
+    /// Number of elements of the physical array the map points into.
+    int64_t getPhysicalSize() const;
+  }];
+}
+
+#endif // TL_ATTRS_TD

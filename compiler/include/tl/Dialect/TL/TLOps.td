@@ -1,0 +1,147 @@
+//===- TLOps.td - tile-level operators ---------------------*- tablegen -*-===//
+#ifndef TL_OPS_TD
+#define TL_OPS_TD
+
+include "tl/Dialect/TL/TLDialect.td"
+include "tl/Dialect/TL/TLAttrs.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Kernel and loops
+//===----------------------------------------------------------------------===//
+
+def TL_KernelOp : TL_Op<"kernel", [SingleBlock, NoTerminator,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "a kernel launched over a grid of thread blocks";
+  let description = [{
+    `grid` has one to three extents (x, y, z); the body's block arguments are
+    the block indices, one per grid dimension. `threads` is the block size.
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$grid, I64Attr:$threads);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`grid` $grid `threads` $threads attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def TL_ParallelOp : TL_Op<"parallel", [SingleBlock, NoTerminator,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "element-wise loop nest over a tile (T.Parallel)";
+  let description = [{
+    Iterates the body over every point of `extents`; the body's block
+    arguments are the loop indices. Iterations are independent.
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$extents);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$extents attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def TL_PipelinedOp : TL_Op<"pipelined", [SingleBlock, NoTerminator,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "serial loop whose copies may be software-pipelined (T.Pipelined)";
+  let arguments = (ins Index:$start, Index:$end, I64Attr:$num_stages);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat =
+      "$start `to` $end `stages` $num_stages attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+class TL_AllocOp<string mnemonic, string scope> : TL_Op<mnemonic> {
+  let summary = "allocate a " # scope # " buffer for the lifetime of a block";
+  let results = (outs Res<AnyStaticShapeMemRef, "",
+                          [MemAlloc<DefaultResource>]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::tl::MemoryScope kScope = ::tl::MemoryScope::}] # scope # [{;
+  }];
+}
+def TL_AllocSharedOp : TL_AllocOp<"alloc_shared", "shared">;
+def TL_AllocFragmentOp : TL_AllocOp<"alloc_fragment", "fragment">;
+def TL_AllocLocalOp : TL_AllocOp<"alloc_local", "local">;
+
+def TL_AnnotateLayoutOp : TL_Op<"annotate_layout"> {
+  let summary = "fix the layout of a buffer (swizzle or index map)";
+  let arguments = (ins AnyMemRef:$buffer, AnyAttr:$layout);
+  let assemblyFormat = "$buffer `layout` `(` $layout `)` attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile operators
+//===----------------------------------------------------------------------===//
+
+def TL_CopyOp : TL_Op<"copy", [AttrSizedOperandSegments]> {
+  let summary = "copy a region of one buffer to a region of another";
+  let description = [{
+    Each side names a region by one offset and one static extent per
+    dimension. The extents of both sides agree once unit extents are
+    dropped (so `Q[b, i:i+64, h, :]` copies into a 64xD tile). Floating-point
+    element types may differ: the copy converts. Regions of global tensors may
+    run past the tensor's end; those elements are not read or written.
+  }];
+  let arguments = (ins AnyMemRef:$src, Variadic<Index>:$src_offsets,
+                       DenseI64ArrayAttr:$src_sizes,
+                       AnyMemRef:$dst, Variadic<Index>:$dst_offsets,
+                       DenseI64ArrayAttr:$dst_sizes);
+  let assemblyFormat = [{
+    $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]` $dst_sizes
+    attr-dict `:` type($src) `to` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+def TL_FillOp : TL_Op<"fill"> {
+  let summary = "set every element of an on-chip buffer (T.fill, T.clear)";
+  let arguments = (ins AnyMemRef:$buffer, AnyType:$value);
+  let assemblyFormat = "$buffer `,` $value attr-dict `:` type($buffer) `,` type($value)";
+  let hasVerifier = 1;
+}
+
+def TL_GemmOp : TL_Op<"gemm"> {
+  let summary = "C += op(A) * op(B) on a tile (T.gemm)";
+  let description = [{
+    A is MxK (KxM when transpose_a), B is KxN (NxK when transpose_b), C is
+    MxN and a fragment. With clear_accum, C is zeroed first. The warp policy
+    says how warps split C: whole rows, whole columns, or a square grid.
+  }];
+  let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, AnyMemRef:$c,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       DefaultValuedAttr<TL_GemmWarpPolicyAttr,
+                           "::tl::GemmWarpPolicy::Square">:$policy,
+                       UnitAttr:$clear_accum);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
+  }];
+  let hasVerifier = 1;
+}
+
+def TL_ReduceOp : TL_Op<"reduce"> {
+  let summary = "reduce a tile along one dimension (T.reduce_max, ...)";
+  let description = [{
+    dst has src's shape with `dim` removed. With `clear` (the default) dst is
+    overwritten; without it, the old dst values join the reduction.
+  }];
+  let arguments = (ins TL_ReduceKind:$kind, AnyMemRef:$src, AnyMemRef:$dst,
+                       I64Attr:$dim, DefaultValuedAttr<BoolAttr, "true">:$clear);
+  let assemblyFormat = [{
+    $kind $src `->` $dst attr-dict `:` type($src) `->` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+def TL_AtomicAddOp : TL_Op<"atomic_add"> {
+  let summary = "atomically add a value to one element of a global or shared buffer";
+  let arguments = (ins AnyMemRef:$dst, Variadic<Index>:$indices, AnyType:$value);
+  let assemblyFormat = [{
+    $dst `[` $indices `]` `,` $value attr-dict `:` type($dst) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TL_OPS_TD

@@ -1,0 +1,59 @@
+//===- TLDialect.cpp - tl dialect, attributes, enums ----------------------===//
+#include "tl/Dialect/TL/TLDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+#include "tl/Dialect/TL/TLDialect.cpp.inc"
+#include "tl/Dialect/TL/TLEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "tl/Dialect/TL/TLAttrs.cpp.inc"
+
+namespace tl {
+
+void TLDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tl/Dialect/TL/TLAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tl/Dialect/TL/TLOps.cpp.inc"
+      >();
+}
+
+int64_t IndexMapLayoutAttr::getPhysicalSize() const {
+  int64_t size = 1;
+  for (int64_t extent : getPhysicalShape())
+    size *= extent;
+  return size;
+}
+
+MemoryScope getMemoryScope(MemRefType type) {
+  if (auto scope = llvm::dyn_cast_or_null<MemoryScopeAttr>(type.getMemorySpace()))
+    return scope.getValue();
+  return MemoryScope::global;
+}
+
+MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, Type elementType,
+                         MemoryScope scope) {
+  Attribute space;
+  if (scope != MemoryScope::global)
+    space = MemoryScopeAttr::get(elementType.getContext(), scope);
+  return MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), space);
+}
+
+void registerTLDialects(DialectRegistry &registry) {
+  registry.insert<TLDialect, arith::ArithDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect, func::FuncDialect>();
+}
+
+} // namespace tl

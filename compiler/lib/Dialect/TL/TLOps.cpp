@@ -1,0 +1,371 @@
+//===- TLOps.cpp - tl op verifiers ----------------------------------------===//
+//
+// Everything about a tl program that can be checked without running it is
+// checked here: ranks, extents, element types, scopes and static bounds. The
+// eDSL verifies each op as it builds it, so these messages reach the kernel
+// author at the C++ line that built the op.
+//
+//===----------------------------------------------------------------------===//
+#include "tl/Dialect/TL/TLDialect.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+#define GET_OP_CLASSES
+#include "tl/Dialect/TL/TLOps.cpp.inc"
+
+namespace tl {
+namespace {
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  return "[" + llvm::join(llvm::map_range(shape, [](int64_t v) {
+           return std::to_string(v);
+         }), ", ") + "]";
+}
+
+/// "a global tensor", "a shared buffer", ...
+std::string describeScope(MemoryScope scope) {
+  switch (scope) {
+  case MemoryScope::global: return "a global tensor";
+  case MemoryScope::shared: return "a shared buffer";
+  case MemoryScope::fragment: return "a fragment";
+  case MemoryScope::local: return "a local buffer";
+  }
+  return "a buffer";
+}
+
+std::string describeType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+LogicalResult verifyInsideKernel(Operation *op) {
+  if (op->getParentOfType<KernelOp>())
+    return success();
+  return op->emitOpError("must be inside a tl.kernel");
+}
+
+/// Block arguments of a loop-like body: `count` index values.
+LogicalResult verifyIndexArguments(Operation *op, Region &body, size_t count,
+                                   StringRef what) {
+  Block &block = body.front();
+  if (block.getNumArguments() != count)
+    return op->emitOpError() << "body must take " << count << " " << what
+                             << " (one per dimension), got "
+                             << block.getNumArguments();
+  for (BlockArgument arg : block.getArguments())
+    if (!arg.getType().isIndex())
+      return op->emitOpError() << "body arguments must be of index type";
+  return success();
+}
+
+void nameArguments(Region &region, ArrayRef<StringRef> names,
+                   OpAsmSetValueNameFn setNameFn) {
+  if (region.empty())
+    return;
+  for (auto [index, arg] : llvm::enumerate(region.front().getArguments()))
+    setNameFn(arg, index < names.size() ? names[index] : "idx");
+}
+
+MemRefType bufferType(Value value) { return cast<MemRefType>(value.getType()); }
+
+/// Checks one side of a copy: offsets and sizes per dimension, and that the
+/// region lies inside the buffer where that can be decided statically.
+LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer,
+                           OperandRange offsets, ArrayRef<int64_t> sizes) {
+  MemRefType type = bufferType(buffer);
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(offsets.size()) != rank ||
+      static_cast<int64_t>(sizes.size()) != rank)
+    return op->emitOpError() << side << " region has " << offsets.size()
+                             << " offsets and " << sizes.size()
+                             << " extents but the buffer has rank " << rank;
+  bool onChip = getMemoryScope(type) != MemoryScope::global;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = type.getDimSize(d);
+    if (sizes[d] <= 0)
+      return op->emitOpError() << side << " region extent " << sizes[d]
+                               << " in dimension " << d << " must be positive";
+    if (onChip && sizes[d] > dim)
+      return op->emitOpError() << side << " region extent " << sizes[d]
+                               << " in dimension " << d
+                               << " exceeds the buffer's extent " << dim;
+    std::optional<int64_t> offset = getConstantIntValue(offsets[d]);
+    if (!offset)
+      continue;
+    if (*offset < 0 || *offset >= dim || (onChip && *offset + sizes[d] > dim))
+      return op->emitOpError() << side << " region [" << *offset << ", "
+                               << *offset + sizes[d] << ") in dimension " << d
+                               << " lies outside the buffer's extent " << dim;
+  }
+  return success();
+}
+
+SmallVector<int64_t> dropUnitExtents(ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> kept;
+  for (int64_t size : sizes)
+    if (size != 1)
+      kept.push_back(size);
+  return kept;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Kernel and loops
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelOp::verify() {
+  ArrayRef<int64_t> grid = getGrid();
+  if (grid.empty() || grid.size() > 3)
+    return emitOpError() << "grid must have 1 to 3 dimensions, got "
+                         << grid.size();
+  for (auto [d, extent] : llvm::enumerate(grid))
+    if (extent <= 0)
+      return emitOpError() << "grid extent " << extent << " in dimension " << d
+                           << " must be positive";
+  int64_t threads = getThreads();
+  if (threads <= 0 || threads % 32 != 0)
+    return emitOpError() << "thread count " << threads
+                         << " is not a positive multiple of 32 (the warp size)";
+  if (threads > 1024)
+    return emitOpError() << "thread count " << threads
+                         << " exceeds the 1024 threads of a block";
+  return verifyIndexArguments(*this, getBody(), grid.size(), "block indices");
+}
+
+void KernelOp::getAsmBlockArgumentNames(Region &region,
+                                        OpAsmSetValueNameFn setNameFn) {
+  nameArguments(region, {"bx", "by", "bz"}, setNameFn);
+}
+
+LogicalResult ParallelOp::verify() {
+  ArrayRef<int64_t> extents = getExtents();
+  if (extents.empty())
+    return emitOpError("needs at least one extent");
+  for (auto [d, extent] : llvm::enumerate(extents))
+    if (extent <= 0)
+      return emitOpError() << "extent " << extent << " in dimension " << d
+                           << " must be positive";
+  if (failed(verifyInsideKernel(*this)))
+    return failure();
+  return verifyIndexArguments(*this, getBody(), extents.size(), "loop indices");
+}
+
+void ParallelOp::getAsmBlockArgumentNames(Region &region,
+                                          OpAsmSetValueNameFn setNameFn) {
+  nameArguments(region, {"i", "j", "k", "l", "m", "n"}, setNameFn);
+}
+
+LogicalResult PipelinedOp::verify() {
+  auto numStages = static_cast<int64_t>(getNumStages());
+  if (numStages < 0)
+    return emitOpError() << "num_stages must be >= 0, got " << numStages;
+  if (failed(verifyInsideKernel(*this)))
+    return failure();
+  return verifyIndexArguments(*this, getBody(), 1, "loop index");
+}
+
+void PipelinedOp::getAsmBlockArgumentNames(Region &region,
+                                           OpAsmSetValueNameFn setNameFn) {
+  nameArguments(region, {"iv"}, setNameFn);
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+template <typename AllocOp>
+static LogicalResult verifyAlloc(AllocOp op) {
+  MemRefType type = op.getType();
+  if (getMemoryScope(type) != AllocOp::kScope)
+    return op.emitOpError() << "result must be in #tl.scope<"
+                            << stringifyMemoryScope(AllocOp::kScope)
+                            << ">, got " << describeType(type);
+  for (auto [d, extent] : llvm::enumerate(type.getShape()))
+    if (extent <= 0)
+      return op.emitOpError() << "zero-sized buffer: extent " << extent
+                              << " in dimension " << d << " of "
+                              << formatShape(type.getShape());
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return op.emitOpError() << "element type must be an integer or float, got "
+                            << element;
+  return verifyInsideKernel(op);
+}
+
+LogicalResult AllocSharedOp::verify() { return verifyAlloc(*this); }
+LogicalResult AllocFragmentOp::verify() { return verifyAlloc(*this); }
+LogicalResult AllocLocalOp::verify() { return verifyAlloc(*this); }
+
+LogicalResult AnnotateLayoutOp::verify() {
+  MemRefType type = bufferType(getBuffer());
+  MemoryScope scope = getMemoryScope(type);
+  if (llvm::isa<SwizzleLayoutAttr>(getLayout())) {
+    if (scope != MemoryScope::shared || type.getRank() < 2)
+      return emitOpError() << "a swizzled layout needs a shared buffer of rank "
+                              ">= 2, got "
+                           << describeScope(scope) << " of rank "
+                           << type.getRank();
+    return verifyInsideKernel(*this);
+  }
+  auto indexMap = llvm::dyn_cast<IndexMapLayoutAttr>(getLayout());
+  if (!indexMap)
+    return emitOpError("layout must be #tl.swizzle or #tl.index_map");
+  AffineMap map = indexMap.getMap();
+  if (map.getNumDims() != static_cast<unsigned>(type.getRank()))
+    return emitOpError() << "layout takes " << map.getNumDims()
+                         << " indices but the buffer has rank "
+                         << type.getRank();
+  if (map.getNumSymbols() != 0)
+    return emitOpError("layout map must not use symbols");
+  if (map.getNumResults() != indexMap.getPhysicalShape().size())
+    return emitOpError() << "layout map has " << map.getNumResults()
+                         << " results but its physical shape has rank "
+                         << indexMap.getPhysicalShape().size();
+  if (indexMap.getPhysicalSize() > type.getNumElements())
+    return emitOpError() << "layout maps into "
+                         << formatShape(indexMap.getPhysicalShape()) << " ("
+                         << indexMap.getPhysicalSize()
+                         << " elements) but the buffer holds "
+                         << type.getNumElements();
+  return verifyInsideKernel(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Tile operators
+//===----------------------------------------------------------------------===//
+
+LogicalResult CopyOp::verify() {
+  if (failed(verifyRegion(*this, "source", getSrc(), getSrcOffsets(),
+                          getSrcSizes())) ||
+      failed(verifyRegion(*this, "destination", getDst(), getDstOffsets(),
+                          getDstSizes())))
+    return failure();
+  if (dropUnitExtents(getSrcSizes()) != dropUnitExtents(getDstSizes()))
+    return emitOpError() << "extents differ: source region "
+                         << formatShape(getSrcSizes())
+                         << " vs destination region "
+                         << formatShape(getDstSizes());
+  Type srcElement = bufferType(getSrc()).getElementType();
+  Type dstElement = bufferType(getDst()).getElementType();
+  if (srcElement != dstElement &&
+      !(isa<FloatType>(srcElement) && isa<FloatType>(dstElement)))
+    return emitOpError() << "cannot convert " << srcElement << " to "
+                         << dstElement
+                         << " (a copy converts between float types only)";
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult FillOp::verify() {
+  MemRefType type = bufferType(getBuffer());
+  MemoryScope scope = getMemoryScope(type);
+  if (scope == MemoryScope::global)
+    return emitOpError() << "needs a shared, fragment or local buffer, got "
+                         << describeScope(scope);
+  if (getValue().getType() != type.getElementType())
+    return emitOpError() << "value type " << getValue().getType()
+                         << " does not match the buffer's element type "
+                         << type.getElementType();
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult GemmOp::verify() {
+  struct Operand {
+    StringRef name;
+    Value value;
+  };
+  for (Operand operand : {Operand{"A", getA()}, Operand{"B", getB()},
+                          Operand{"C", getC()}}) {
+    MemRefType type = bufferType(operand.value);
+    MemoryScope scope = getMemoryScope(type);
+    if (type.getRank() != 2)
+      return emitOpError() << "operand " << operand.name
+                           << " must be a 2-D tile, got rank "
+                           << type.getRank();
+    if (operand.name == "C" && scope != MemoryScope::fragment)
+      return emitOpError() << "accumulator C must be a fragment, got "
+                           << describeScope(scope);
+    if (operand.name != "C" && scope != MemoryScope::shared &&
+        scope != MemoryScope::fragment)
+      return emitOpError() << "operand " << operand.name
+                           << " must be a shared or fragment tile, got "
+                           << describeScope(scope);
+  }
+  ArrayRef<int64_t> a = bufferType(getA()).getShape();
+  ArrayRef<int64_t> b = bufferType(getB()).getShape();
+  ArrayRef<int64_t> c = bufferType(getC()).getShape();
+  int64_t m = getTransposeA() ? a[1] : a[0], kA = getTransposeA() ? a[0] : a[1];
+  int64_t kB = getTransposeB() ? b[1] : b[0], n = getTransposeB() ? b[0] : b[1];
+  if (kA != kB)
+    return emitOpError() << "K of A (" << kA << ") does not match K of B ("
+                         << kB << "): A is " << formatShape(a)
+                         << (getTransposeA() ? " transposed" : "") << ", B is "
+                         << formatShape(b)
+                         << (getTransposeB() ? " transposed" : "");
+  if (c[0] != m || c[1] != n)
+    return emitOpError() << "C is " << formatShape(c) << " but A*B is "
+                         << formatShape({m, n});
+  Type aElement = bufferType(getA()).getElementType();
+  Type bElement = bufferType(getB()).getElementType();
+  Type cElement = bufferType(getC()).getElementType();
+  if (aElement != bElement)
+    return emitOpError() << "A and B element types differ (" << aElement
+                         << " vs " << bElement << ")";
+  if (!isa<FloatType>(aElement) || !isa<FloatType>(cElement))
+    return emitOpError() << "gemm needs float operands and accumulator, got "
+                         << aElement << " and " << cElement;
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult ReduceOp::verify() {
+  MemRefType src = bufferType(getSrc()), dst = bufferType(getDst());
+  for (MemRefType type : {src, dst})
+    if (getMemoryScope(type) == MemoryScope::global)
+      return emitOpError("reduces on-chip buffers (shared, fragment or "
+                         "local), got a global tensor");
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= src.getRank())
+    return emitOpError() << "reduces over dimension " << dim
+                         << " but the source has rank " << src.getRank();
+  SmallVector<int64_t> expected(src.getShape());
+  expected.erase(expected.begin() + dim);
+  if (expected.empty())
+    expected.push_back(1);
+  if (ArrayRef<int64_t>(expected) != dst.getShape())
+    return emitOpError() << "result has shape " << formatShape(dst.getShape())
+                         << " but reducing " << formatShape(src.getShape())
+                         << " over dimension " << dim << " gives "
+                         << formatShape(expected);
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError() << "source and result element types differ ("
+                         << src.getElementType() << " vs "
+                         << dst.getElementType() << ")";
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult AtomicAddOp::verify() {
+  MemRefType type = bufferType(getDst());
+  MemoryScope scope = getMemoryScope(type);
+  if (scope != MemoryScope::global && scope != MemoryScope::shared)
+    return emitOpError() << "needs a global or shared destination, got "
+                         << describeScope(scope);
+  if (static_cast<int64_t>(getIndices().size()) != type.getRank())
+    return emitOpError() << "takes " << getIndices().size()
+                         << " indices but the destination has rank "
+                         << type.getRank();
+  if (getValue().getType() != type.getElementType())
+    return emitOpError() << "value type " << getValue().getType()
+                         << " does not match the destination's element type "
+                         << type.getElementType();
+  return verifyInsideKernel(*this);
+}
+
+} // namespace tl

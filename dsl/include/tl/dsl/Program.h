@@ -1,0 +1,72 @@
+// A tl program: named parameters (global tensors, some of them outputs in the
+// sense of TileLang's out_idx) and one kernel. Light header: no MLIR.
+#pragma once
+
+#include "tl/dsl/Body.h"
+#include "tl/dsl/Buffer.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tl::dsl {
+
+namespace detail {
+struct ProgramImpl;
+}
+
+/// One parameter of a program's signature.
+struct Param {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  DType dtype;
+  bool output; // allocated and returned by the runtime (out_idx)
+};
+
+class Program {
+public:
+  explicit Program(const std::string &name, SourceLoc loc = SourceLoc::current());
+  ~Program();
+  Program(Program &&) noexcept;
+  Program &operator=(Program &&) noexcept;
+
+  /// An input tensor parameter (T.Tensor).
+  Buffer tensor(const std::string &name, std::vector<std::int64_t> shape,
+                DType dtype, SourceLoc loc = SourceLoc::current());
+  /// An output parameter: the runtime allocates and returns it (out_idx).
+  Buffer output(const std::string &name, std::vector<std::int64_t> shape,
+                DType dtype, SourceLoc loc = SourceLoc::current());
+
+  /// The kernel (T.Kernel): grid extents (x, y, z), threads per block, and a
+  /// body taking one block index per grid dimension.
+  template <typename F>
+  void kernel(std::vector<std::int64_t> grid, std::int64_t threads, F &&body,
+              SourceLoc loc = SourceLoc::current()) {
+    buildKernel(std::move(grid), threads, detail::bodyArity<F>(),
+                detail::makeBody(body), loc);
+  }
+  /// The kernel with TileLang's default of 128 threads.
+  template <typename F>
+  void kernel(std::vector<std::int64_t> grid, F &&body,
+              SourceLoc loc = SourceLoc::current()) {
+    kernel(std::move(grid), 128, body, loc);
+  }
+
+  const std::string &name() const;
+  const std::vector<Param> &params() const;
+  /// Positions of the output parameters, as TileLang's out_idx.
+  std::vector<int> outputIndices() const;
+  /// The tl IR, printed (with source locations when `withLocations`).
+  std::string str(bool withLocations = false) const;
+  /// Verifies the whole program; throws tl::dsl::Error.
+  void verify() const;
+
+  detail::ProgramImpl &impl() const { return *impl_; }
+
+private:
+  void buildKernel(std::vector<std::int64_t> grid, std::int64_t threads,
+                   int arity, const detail::Body &body, SourceLoc loc);
+  std::unique_ptr<detail::ProgramImpl> impl_;
+};
+
+} // namespace tl::dsl

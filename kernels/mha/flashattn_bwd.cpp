@@ -1,0 +1,105 @@
+// Flash-attention backward, line for line after the reference's flashattn_bwd.
+// One deviation: dv_shared and dk_shared are [block_M, dim] (they stage dv and
+// dk, which are [block_M, dim]); the reference declares [block_N, dim], which
+// only agrees when block_M == block_N and fails our copy verifier otherwise.
+#include "mha/mha.h"
+
+#include <cmath>
+
+namespace tl::kernels::mha {
+using namespace tl::dsl;
+
+Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal,
+                      int block_M, int block_N, int threads) {
+  const double sm_scale = std::pow(1.0 / dim, 0.5);
+  const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
+  const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
+  const DType dtype = f16;
+  const DType accum_dtype = f32;
+
+  Program p("flash_bwd");
+  Buffer Q = p.tensor("Q", shape, dtype);
+  Buffer K = p.tensor("K", shape, dtype);
+  Buffer V = p.tensor("V", shape, dtype);
+  Buffer dO = p.tensor("dO", shape, dtype);
+  Buffer lse = p.tensor("lse", {batch, heads, seq_len}, accum_dtype);
+  Buffer Delta = p.tensor("Delta", {batch, heads, seq_len}, accum_dtype);
+  Buffer dQ = p.tensor("dQ", shape, accum_dtype);
+  Buffer dK = p.output("dK", shape, dtype);
+  Buffer dV = p.output("dV", shape, dtype);
+
+  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads,
+           [&](Expr bx, Expr by, Expr bz) {
+    Buffer K_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer dsT_shared = alloc_shared({block_M, block_N}, dtype);
+    Buffer q = alloc_shared({block_N, dim}, dtype);
+    Buffer V_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer qkT = alloc_fragment({block_M, block_N}, accum_dtype);
+    Buffer dsT = alloc_fragment({block_M, block_N}, accum_dtype);
+    Buffer qkT_cast = alloc_fragment({block_M, block_N}, dtype);
+    Buffer dsT_cast = alloc_fragment({block_M, block_N}, dtype);
+    Buffer lse_shared = alloc_shared({block_N}, accum_dtype);
+    Buffer delta = alloc_shared({block_N}, accum_dtype);
+    Buffer do_ = alloc_shared({block_N, dim}, dtype);
+    Buffer dv = alloc_fragment({block_M, dim}, accum_dtype);
+    Buffer dk = alloc_fragment({block_M, dim}, accum_dtype);
+    Buffer dq = alloc_fragment({block_N, dim}, accum_dtype);
+    Buffer dv_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer dk_shared = alloc_shared({block_M, dim}, dtype);
+
+    annotate_layout(dQ, make_dq_layout());
+    annotate_layout(dv_shared, make_swizzled_layout());
+    annotate_layout(dk_shared, make_swizzled_layout());
+
+    copy(K(bz, slice(by * block_M, block_M), bx, all), K_shared);
+    copy(V(bz, slice(by * block_M, block_M), bx, all), V_shared);
+    clear(dv);
+    clear(dk);
+    Expr loop_st = is_causal ? floordiv(by * block_M, block_N) : Expr(0);
+    Expr loop_ed = ceildiv(seq_len, block_N);
+    pipelined(loop_st, loop_ed, /*num_stages=*/0, [&](Expr k) {
+      copy(Q(bz, slice(k * block_N, block_N), bx, all), q);
+      clear(qkT);
+      gemm(K_shared, q, qkT, {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});
+      copy(lse(bz, bx, slice(k * block_N, block_N)), lse_shared);
+      parallel({block_M, block_N}, [&](Expr i, Expr j) {
+        qkT(i, j) = exp2(qkT(i, j) * scale - lse_shared(j));
+      });
+      if (is_causal) {
+        parallel({block_M, block_N}, [&](Expr i, Expr j) {
+          qkT(i, j) = if_then_else(by * block_M + i <= k * block_N + j, qkT(i, j), 0);
+        });
+      }
+      copy(dO(bz, slice(k * block_N, block_N), bx, all), do_);
+      clear(dsT);
+      gemm(V_shared, do_, dsT, {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});
+      copy(qkT, qkT_cast);
+      gemm(qkT_cast, do_, dv, {.policy = GemmWarpPolicy::FullRow});
+
+      copy(Delta(bz, bx, slice(k * block_N, block_N)), delta);
+
+      parallel({block_M, block_N}, [&](Expr i, Expr j) {
+        dsT_cast(i, j) = qkT(i, j) * (dsT(i, j) - delta(j)) * sm_scale;
+      });
+      gemm(dsT_cast, q, dk, {.policy = GemmWarpPolicy::FullRow});
+
+      copy(dsT_cast, dsT_shared);
+      clear(dq);
+      gemm(dsT_shared, K_shared, dq, {.transpose_A = true});
+      parallel({block_N, dim}, [&](Expr i, Expr j) {
+        if_(k * block_N + i < seq_len, [&] {
+          atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j));
+        });
+      });
+    });
+    copy(dv, dv_shared);
+    copy(dk, dk_shared);
+    copy(dv_shared, dV(bz, slice(by * block_M, block_M), bx, all));
+    copy(dk_shared, dK(bz, slice(by * block_M, block_M), bx, all));
+  });
+  return p;
+}
+
+BlockSizes backwardBlocks(int dim) { return {128, dim <= 64 ? 128 : 32}; }
+
+} // namespace tl::kernels::mha

@@ -1,0 +1,35 @@
+// Backward postprocess: dQ (f32, in make_dq_layout order) -> f16, after the
+// reference.
+#include "mha/mha.h"
+
+namespace tl::kernels::mha {
+using namespace tl::dsl;
+
+Layout make_dq_layout() {
+  // [b, l, h, d] -> [b, l // 8, h, d // 8, d % 2, 4 * (l % 8) + (d % 8) // 2]
+  return Layout::indexMap([](IndexExpr b, IndexExpr l, IndexExpr h, IndexExpr d) {
+    return std::vector<IndexExpr>{b, l / 8, h, d / 8, d % 2, 4 * (l % 8) + (d % 8) / 2};
+  });
+}
+
+Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim,
+                                  int threads) {
+  const DType dtype = f16;
+  const DType accum_dtype = f32;
+  const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
+  const int blk = 64;
+
+  Program p("flash_bwd_post");
+  Buffer dQ = p.tensor("dQ", shape, accum_dtype);
+  Buffer dQ_out = p.output("dQ_out", shape, dtype);
+
+  p.kernel({ceildiv(seq_len, blk), heads, batch}, threads,
+           [&](Expr bx, Expr by, Expr bz) {
+    annotate_layout(dQ, make_dq_layout());
+    copy(dQ(bz, slice(bx * blk, blk), by, all),
+         dQ_out(bz, slice(bx * blk, blk), by, all));
+  });
+  return p;
+}
+
+} // namespace tl::kernels::mha

@@ -1,0 +1,37 @@
+// Backward preprocess: Delta = rowsum(O * dO), after the reference.
+#include "mha/mha.h"
+
+namespace tl::kernels::mha {
+using namespace tl::dsl;
+
+Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,
+                                 int threads) {
+  const DType dtype = f16;
+  const DType accum_dtype = f32;
+  const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
+  const int blk = 32;
+
+  Program p("flash_bwd_prep");
+  Buffer O = p.tensor("O", shape, dtype);
+  Buffer dO = p.tensor("dO", shape, dtype);
+  Buffer Delta = p.output("Delta", {batch, heads, seq_len}, accum_dtype);
+
+  p.kernel({heads, ceildiv(seq_len, blk), batch}, threads,
+           [&](Expr bx, Expr by, Expr bz) {
+    Buffer o = alloc_fragment({blk, blk}, dtype);
+    Buffer do_ = alloc_fragment({blk, blk}, dtype);
+    Buffer acc = alloc_fragment({blk, blk}, accum_dtype);
+    Buffer delta = alloc_fragment({blk}, accum_dtype);
+    clear(acc);
+    serial(ceildiv(dim, blk), [&](Expr k) {
+      copy(O(bz, slice(by * blk, blk), bx, slice(k * blk, blk)), o);
+      copy(dO(bz, slice(by * blk, blk), bx, slice(k * blk, blk)), do_);
+      parallel({blk, blk}, [&](Expr i, Expr j) { acc(i, j) += o(i, j) * do_(i, j); });
+    });
+    reduce_sum(acc, delta, 1);
+    copy(delta, Delta(bz, bx, slice(by * blk, blk)));
+  });
+  return p;
+}
+
+} // namespace tl::kernels::mha

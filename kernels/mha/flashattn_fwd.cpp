@@ -1,0 +1,86 @@
+// Flash-attention forward, line for line after the reference's flashattn_fwd.
+#include "mha/mha.h"
+
+#include <cmath>
+
+namespace tl::kernels::mha {
+using namespace tl::dsl;
+
+Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
+                      bool is_causal, int block_M, int block_N, int threads) {
+  const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
+  const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
+  const DType dtype = f16;
+  const DType accum_dtype = f32;
+
+  Program p("flash_fwd");
+  Buffer Q = p.tensor("Q", shape, dtype);
+  Buffer K = p.tensor("K", shape, dtype);
+  Buffer V = p.tensor("V", shape, dtype);
+  Buffer Output = p.output("Output", shape, dtype);
+  Buffer lse = p.output("lse", {batch, heads, seq_len}, accum_dtype);
+
+  p.kernel({ceildiv(seq_len, block_M), heads, batch}, threads,
+           [&](Expr bx, Expr by, Expr bz) {
+    Buffer Q_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer K_shared = alloc_shared({block_N, dim}, dtype);
+    Buffer V_shared = alloc_shared({block_N, dim}, dtype);
+    Buffer acc_s = alloc_fragment({block_M, block_N}, accum_dtype);
+    Buffer acc_s_cast = alloc_fragment({block_M, block_N}, dtype);
+    Buffer acc_o = alloc_fragment({block_M, dim}, accum_dtype);
+    Buffer scores_max = alloc_fragment({block_M}, accum_dtype);
+    Buffer scores_max_prev = alloc_fragment({block_M}, accum_dtype);
+    Buffer scores_scale = alloc_fragment({block_M}, accum_dtype);
+    Buffer scores_sum = alloc_fragment({block_M}, accum_dtype);
+    Buffer logsum = alloc_fragment({block_M}, accum_dtype);
+
+    annotate_layout(Q_shared, make_swizzled_layout());
+    copy(Q(bz, slice(bx * block_M, block_M), by, all), Q_shared);
+    fill(acc_o, 0);
+    fill(logsum, 0);
+    fill(scores_max, -infinity(accum_dtype));
+
+    Expr loop_range = is_causal ? ceildiv((bx + 1) * block_M, block_N)
+                                : Expr(ceildiv(seq_len, block_N));
+    pipelined(loop_range, /*num_stages=*/0, [&](Expr k) {
+      copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
+      if (is_causal) {
+        parallel({block_M, block_N}, [&](Expr i, Expr j) {
+          acc_s(i, j) = if_then_else(bx * block_M + i >= k * block_N + j, 0,
+                                     -infinity(accum_dtype));
+        });
+      } else {
+        clear(acc_s);
+      }
+      gemm(Q_shared, K_shared, acc_s,
+           {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});
+      copy(V(bz, slice(k * block_N, block_N), by, all), V_shared);
+      copy(scores_max, scores_max_prev);
+      reduce_max(acc_s, scores_max, /*dim=*/1, /*clear=*/false);
+      parallel({block_M}, [&](Expr i) {
+        scores_scale(i) = exp2(scores_max_prev(i) * scale - scores_max(i) * scale);
+      });
+      parallel({block_M, dim}, [&](Expr i, Expr j) { acc_o(i, j) *= scores_scale(i); });
+      parallel({block_M, block_N}, [&](Expr i, Expr j) {
+        acc_s(i, j) = exp2(acc_s(i, j) * scale - scores_max(i) * scale);
+      });
+      copy(acc_s, acc_s_cast);
+      gemm(acc_s_cast, V_shared, acc_o, {.policy = GemmWarpPolicy::FullRow});
+      reduce_sum(acc_s, scores_sum, /*dim=*/1);
+      parallel({block_M}, [&](Expr i) {
+        logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i);
+      });
+    });
+    parallel({block_M, dim}, [&](Expr i, Expr j) { acc_o(i, j) /= logsum(i); });
+    copy(acc_o, Output(bz, slice(bx * block_M, block_M), by, all));
+    parallel({block_M}, [&](Expr i) {
+      logsum(i) = log2(logsum(i)) + scores_max(i) * scale;
+    });
+    copy(logsum, lse(bz, by, slice(bx * block_M, block_M)));
+  });
+  return p;
+}
+
+BlockSizes forwardBlocks(int dim) { return {64, dim <= 128 ? 64 : 32}; }
+
+} // namespace tl::kernels::mha

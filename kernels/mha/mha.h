@@ -1,0 +1,41 @@
+// The four programs of the reference flash-attention test
+// (shared/reference/test_tilelang_kernel_mha_bwd.py), in the tl eDSL.
+// Tensors are [batch, seq_len, heads, dim] f16; lse and Delta [batch, heads,
+// seq_len] f32 (lse in the log2 domain, as in the reference).
+#pragma once
+
+#include "tl/dsl.h"
+
+namespace tl::kernels::mha {
+
+/// O, lse = flashattn_fwd(Q, K, V)      (out_idx = [3, 4])
+dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
+                           bool is_causal, int block_M, int block_N,
+                           int threads = 32);
+
+/// Delta = rowsum(O * dO)               (out_idx = [2])
+dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len,
+                                      int dim, int threads = 128);
+
+/// dQ_out = f16(dQ read through make_dq_layout)   (out_idx = [1])
+dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len,
+                                       int dim, int threads = 128);
+
+/// dK, dV = flashattn_bwd(Q, K, V, dO, lse, Delta, dQ); dQ accumulates
+/// atomically through make_dq_layout    (out_idx = [7, 8])
+dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim,
+                           bool is_causal, int block_M, int block_N,
+                           int threads = 32);
+
+/// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
+/// in the order of the 8x8 gemm fragment that produces it.
+dsl::Layout make_dq_layout();
+
+/// The block sizes the reference picks for a head dim.
+struct BlockSizes {
+  int block_M, block_N;
+};
+BlockSizes forwardBlocks(int dim);
+BlockSizes backwardBlocks(int dim);
+
+} // namespace tl::kernels::mha

@@ -1,0 +1,203 @@
+// RUN: tl-opt %s -split-input-file -verify-diagnostics
+// Each verifier error, one per split.
+
+func.func @threads_not_warp_multiple() {
+  // expected-error @+1 {{thread count 100 is not a positive multiple of 32}}
+  tl.kernel grid [1] threads 100 {
+  ^bb0(%bx: index):
+  }
+  return
+}
+
+// -----
+
+func.func @grid_too_deep() {
+  // expected-error @+1 {{grid must have 1 to 3 dimensions, got 4}}
+  tl.kernel grid [1, 1, 1, 1] threads 32 {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+  }
+  return
+}
+
+// -----
+
+func.func @block_index_count() {
+  // expected-error @+1 {{body must take 2 block indices (one per dimension), got 1}}
+  tl.kernel grid [1, 2] threads 32 {
+  ^bb0(%a: index):
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_outside_kernel() {
+  // expected-error @+1 {{must be inside a tl.kernel}}
+  %a = tl.alloc_shared : memref<64xf16, #tl.scope<shared>>
+  return
+}
+
+// -----
+
+func.func @zero_sized() {
+  tl.kernel grid [1] threads 32 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{zero-sized buffer: extent 0 in dimension 1 of [64, 0]}}
+    %a = tl.alloc_shared : memref<64x0xf16, #tl.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @wrong_scope() {
+  tl.kernel grid [1] threads 32 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{result must be in #tl.scope<fragment>}}
+    %a = tl.alloc_fragment : memref<64xf16, #tl.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_k(%A: memref<64x32xf16, #tl.scope<shared>>, %B: memref<64x64xf16, #tl.scope<shared>>, %C: memref<64x64xf32, #tl.scope<fragment>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{K of A (32) does not match K of B (64)}}
+    tl.gemm %A, %B, %C : memref<64x32xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_global_operand(%A: memref<64x64xf16>, %B: memref<64x64xf16, #tl.scope<shared>>, %C: memref<64x64xf32, #tl.scope<fragment>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{operand A must be a shared or fragment tile, got a global tensor}}
+    tl.gemm %A, %B, %C : memref<64x64xf16>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_extents(%Q: memref<2x128x4x64xf16>, %S: memref<32x64xf16, #tl.scope<shared>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{extents differ: source region [1, 64, 1, 64] vs destination region [32, 64]}}
+    tl.copy %Q[%c0, %c0, %c0, %c0] [1, 64, 1, 64] to %S[%c0, %c0] [32, 64] : memref<2x128x4x64xf16> to memref<32x64xf16, #tl.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_rank(%Q: memref<2x128xf16>, %S: memref<64xf16, #tl.scope<shared>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{source region has 1 offsets and 1 extents but the buffer has rank 2}}
+    tl.copy %Q[%c0] [64] to %S[%c0] [64] : memref<2x128xf16> to memref<64xf16, #tl.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_start_outside(%Q: memref<2x128xf16>, %S: memref<64xf16, #tl.scope<shared>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    // expected-error @+1 {{source region [2, 3) in dimension 0 lies outside the buffer's extent 2}}
+    tl.copy %Q[%c2, %c0] [1, 64] to %S[%c0] [64] : memref<2x128xf16> to memref<64xf16, #tl.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_dim(%S: memref<64x64xf32, #tl.scope<fragment>>, %D: memref<64xf32, #tl.scope<fragment>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{reduces over dimension 2 but the source has rank 2}}
+    tl.reduce max %S -> %D {dim = 2 : i64} : memref<64x64xf32, #tl.scope<fragment>> -> memref<64xf32, #tl.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @fill_type(%S: memref<64xf32, #tl.scope<fragment>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %v = arith.constant 0.0 : f16
+    // expected-error @+1 {{value type 'f16' does not match the buffer's element type 'f32'}}
+    tl.fill %S, %v : memref<64xf32, #tl.scope<fragment>>, f16
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_fragment(%S: memref<64xf32, #tl.scope<fragment>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %v = arith.constant 1.0 : f32
+    // expected-error @+1 {{needs a global or shared destination, got a fragment}}
+    tl.atomic_add %S[%bx], %v : memref<64xf32, #tl.scope<fragment>>, f32
+  }
+  return
+}
+
+// -----
+
+func.func @layout_rank(%dQ: memref<2x128x4x64xf32>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{layout takes 3 indices but the buffer has rank 4}}
+    tl.annotate_layout %dQ layout(#tl.index_map<(d0, d1, d2) -> (d0, d1, d2), [2, 128, 4]>) : memref<2x128x4x64xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @layout_kind(%dQ: memref<2x128xf32>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{layout must be #tl.swizzle or #tl.index_map}}
+    tl.annotate_layout %dQ layout(42 : i32) : memref<2x128xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_extent() {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{extent 0 in dimension 1 must be positive}}
+    tl.parallel [4, 0] {
+    ^bb0(%i: index, %j: index):
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_stages() {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{num_stages must be >= 0, got -1}}
+    tl.pipelined %c0 to %c0 stages -1 {
+    ^bb0(%k: index):
+    }
+  }
+  return
+}

@@ -1,0 +1,11 @@
+import os
+import lit.formats
+
+config.name = "tlc"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tlc_obj_root, "tests", "lit")
+config.environment["PATH"] = os.pathsep.join(
+    [config.tlc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])

@@ -1,0 +1,278 @@
+// Misuse of the eDSL: every mistake is an Error that names the author's line.
+#include "ExpectError.h"
+
+using namespace tl::dsl;
+
+namespace {
+const char *kFile = "MisuseTest.cpp";
+
+/// A program with the reference's tensor shapes and a kernel whose body is
+/// `body`; returns the program so a test can inspect it.
+template <typename Body> Program withKernel(Body &&body, int threads = 128) {
+  Program p("misuse");
+  p.tensor("Q", {2, 128, 4, 64}, f16);
+  p.output("O", {2, 128, 4, 64}, f16);
+  p.kernel({2, 4, 2}, threads, [&](Expr bx, Expr by, Expr bz) {
+    body(p, bx, by, bz);
+  });
+  return p;
+}
+} // namespace
+
+TEST_CASE("gemm with mismatched K", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer A = alloc_shared({64, 32}, f16), B = alloc_shared({64, 64}, f16);
+      Buffer C = alloc_fragment({64, 64}, f32);
+      line = __LINE__; gemm(A, B, C);
+    });
+  }, line, "K of A (32) does not match K of B (64)", kFile);
+}
+
+TEST_CASE("gemm whose C does not match A*B", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer A = alloc_shared({64, 32}, f16), B = alloc_shared({16, 32}, f16);
+      Buffer C = alloc_fragment({64, 64}, f32);
+      line = __LINE__; gemm(A, B, C, {.transpose_B = true});
+    });
+  }, line, "C is [64, 64] but A*B is [64, 16]", kFile);
+}
+
+TEST_CASE("gemm accumulating into shared memory", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer A = alloc_shared({64, 64}, f16), B = alloc_shared({64, 64}, f16);
+      Buffer C = alloc_shared({64, 64}, f32);
+      line = __LINE__; gemm(A, B, C);
+    });
+  }, line, "accumulator C must be a fragment, got a shared buffer", kFile);
+}
+
+TEST_CASE("gemm with different A and B element types", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer A = alloc_shared({64, 64}, f16), B = alloc_shared({64, 64}, f32);
+      Buffer C = alloc_fragment({64, 64}, f32);
+      line = __LINE__; gemm(A, B, C);
+    });
+  }, line, "A and B element types differ ('f16' vs 'f32')", kFile);
+}
+
+TEST_CASE("copy of unequal extents", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer Q = p.tensor("Q", {2, 128, 4, 64}, f16);
+    p.kernel({2}, 128, [&](Expr bx) {
+      Buffer Q_s = alloc_shared({32, 64}, f16);
+      line = __LINE__; copy(Q(0, slice(bx * 64, 64), 0, all), Q_s);
+    });
+  }, line, "extents differ: source region [1, 64, 1, 64] vs destination region [32, 64]", kFile);
+}
+
+TEST_CASE("copy of a region outside an on-chip buffer", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer a = alloc_fragment({64, 64}, f32), b = alloc_fragment({32, 64}, f32);
+      line = __LINE__; copy(a(slice(48, 32), all), b);
+    });
+  }, line, "region [48, 80) in dimension 0 lies outside the buffer's extent 64", kFile);
+}
+
+TEST_CASE("copy between an integer and a float buffer", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer a = alloc_fragment({64}, i32), b = alloc_fragment({64}, f32);
+      line = __LINE__; copy(a, b);
+    });
+  }, line, "cannot convert 'i32' to 'f32'", kFile);
+}
+
+TEST_CASE("reduce over a dimension the buffer lacks", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer s = alloc_fragment({64, 64}, f32), m = alloc_fragment({64}, f32);
+      line = __LINE__; reduce_max(s, m, /*dim=*/2);
+    });
+  }, line, "reduces over dimension 2 but the source has rank 2", kFile);
+}
+
+TEST_CASE("reduce into a buffer of the wrong shape", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer s = alloc_fragment({64, 32}, f32), m = alloc_fragment({64}, f32);
+      line = __LINE__; reduce_sum(s, m, /*dim=*/0);
+    });
+  }, line, "result has shape [64] but reducing [64, 32] over dimension 0 gives [32]", kFile);
+}
+
+TEST_CASE("fragment passed where a global tensor is needed", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer acc = alloc_fragment({64, 64}, f32);
+      parallel({64, 64}, [&](Expr i, Expr j) {
+        line = __LINE__; atomic_add(acc(i, j), 1.0);
+      });
+    });
+  }, line, "needs a global or shared destination, got a fragment", kFile);
+}
+
+TEST_CASE("annotate_layout of the wrong rank", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer dQ = p.tensor("dQ", {2, 128, 4, 64}, f32);
+    p.kernel({2}, 128, [&](Expr) {
+      Layout threeD = Layout::indexMap([](IndexExpr a, IndexExpr b, IndexExpr c) {
+        return std::vector<IndexExpr>{a, b, c};
+      });
+      line = __LINE__; annotate_layout(dQ, threeD);
+    });
+  }, line, "layout takes 3 indices but the buffer has rank 4", kFile);
+}
+
+TEST_CASE("a swizzled layout on a fragment", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer acc = alloc_fragment({64, 64}, f32);
+      line = __LINE__; annotate_layout(acc, make_swizzled_layout());
+    });
+  }, line, "a swizzled layout needs a shared buffer of rank >= 2, got a fragment", kFile);
+}
+
+TEST_CASE("an index map that overflows the tensor", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer dQ = p.tensor("dQ", {2, 100, 4, 64}, f32); // 100 is not a multiple of 8
+    p.kernel({2}, 128, [&](Expr) {
+      Layout dq = Layout::indexMap([](IndexExpr b, IndexExpr l, IndexExpr h, IndexExpr d) {
+        return std::vector<IndexExpr>{b, l / 8, h, d / 8, d % 2, 4 * (l % 8) + (d % 8) / 2};
+      });
+      line = __LINE__; annotate_layout(dQ, dq);
+    });
+  }, line, "but the buffer holds 51200", kFile);
+}
+
+TEST_CASE("thread count 100", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    line = __LINE__; p.kernel({1}, 100, [&](Expr) {});
+  }, line, "thread count 100 is not a positive multiple of 32", kFile);
+}
+
+TEST_CASE("a grid of four dimensions", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    line = __LINE__; p.kernel({1, 2, 3, 4}, 128, [&](Expr, Expr, Expr, Expr) {});
+  }, line, "grid must have 1 to 3 dimensions, got 4", kFile);
+}
+
+TEST_CASE("a zero-sized tile", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      line = __LINE__; alloc_shared({0, 64}, f16);
+    });
+  }, line, "zero-sized buffer: extent 0 in dimension 0", kFile);
+}
+
+TEST_CASE("a zero-sized tensor", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    line = __LINE__; p.tensor("Q", {2, 0, 4}, f16);
+  }, line, "tensor 'Q' has extent 0 in dimension 1", kFile);
+}
+
+TEST_CASE("an element read with too few subscripts", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer acc = alloc_fragment({64, 64}, f32), row = alloc_fragment({64}, f32);
+      parallel({64}, [&](Expr i) {
+        line = __LINE__; row(i) = acc(i);
+      });
+    });
+  }, line, "gives 1 subscript(s) but the buffer has rank 2", kFile);
+}
+
+TEST_CASE("a slice where an element is needed", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      Buffer acc = alloc_fragment({64, 64}, f32);
+      parallel({64}, [&](Expr i) {
+        line = __LINE__; acc(i, slice(0, 4)) = 1.0;
+      });
+    });
+  }, line, "needs a point per dimension, not a slice", kFile);
+}
+
+TEST_CASE("a parallel body with the wrong number of indices", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr, Expr, Expr) {
+      line = __LINE__; parallel({64, 64}, [&](Expr) {});
+    });
+  }, line, "parallel has 2 dimension(s) but its body takes 1 index argument(s)", kFile);
+}
+
+TEST_CASE("a tile operator outside a kernel", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    line = __LINE__; alloc_fragment({64}, f32);
+  }, line, "alloc_fragment must be called inside a kernel body", kFile);
+}
+
+TEST_CASE("fill of a global tensor", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer Q = p.tensor("Q", {64}, f32);
+    p.kernel({1}, 32, [&](Expr) {
+      line = __LINE__; fill(Q, 0);
+    });
+  }, line, "needs a shared, fragment or local buffer, got a global tensor", kFile);
+}
+
+TEST_CASE("a select whose condition is not boolean", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    withKernel([&](Program &, Expr bx, Expr, Expr) {
+      Buffer acc = alloc_fragment({64}, f32);
+      parallel({64}, [&](Expr i) {
+        line = __LINE__; acc(i) = if_then_else(bx + i, 0.0, 1.0);
+      });
+    });
+  }, line, "select needs a boolean condition, got index", kFile);
+}
+
+TEST_CASE("two kernels in one program", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    p.kernel({1}, 32, [&](Expr) {});
+    line = __LINE__; p.kernel({1}, 32, [&](Expr) {});
+  }, line, "a program has one kernel", kFile);
+}
+
+TEST_CASE("a program whose build failed does not verify", "[misuse]") {
+  Program p("t");
+  CHECK_THROWS_AS(p.kernel({1}, 100, [&](Expr) {}), Error);
+  CHECK_THROWS_WITH(p.verify(), Catch::Matchers::Contains("is incomplete"));
+}

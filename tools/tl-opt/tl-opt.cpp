@@ -1,0 +1,14 @@
+//===- tl-opt.cpp - mlir-opt with the tl dialect and our passes -----------===//
+#include "tl/Dialect/TL/TLDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  tl::registerTLDialects(registry);
+  mlir::registerTransformsPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tl optimizer driver\n", registry));
+}
