@@ -49,6 +49,13 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
           acc_s(i, j) = if_then_else(bx * block_M + i >= k * block_N + j, 0,
                                      -infinity(accum_dtype));
         });
+      } else if (seq_len % block_N != 0) {
+        // Not in the reference (whose shapes are multiples of the block):
+        // keys past the end are zero-filled, so mask them out of the softmax.
+        parallel({block_M, block_N}, [&](Expr i, Expr j) {
+          acc_s(i, j) = if_then_else(k * block_N + j < seq_len, 0,
+                                     -infinity(accum_dtype));
+        });
       } else {
         clear(acc_s);
       }

@@ -4,11 +4,13 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "tl/Conversion/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tl::registerTLDialects(registry);
   mlir::registerTransformsPasses();
+  tl::registerTLConversionPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tl optimizer driver\n", registry));
 }

@@ -1,0 +1,43 @@
+//===- HostJIT.h - a tl program compiled for this machine's CPU -----------===//
+//
+// Light header (no MLIR): the runtime's CPU kernels use it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tl::dsl {
+class Program;
+}
+
+namespace tl {
+
+class HostExecutable {
+public:
+  /// The block function: `void(void **args)`, args pointing at each memref
+  /// descriptor field (allocated, aligned, offset, sizes, strides) of every
+  /// parameter in order, then at each block index.
+  using Entry = void (*)(void **);
+
+  /// Verifies, lowers (buildCPUPipeline) and JIT-compiles `program`. Throws
+  /// tl::dsl::Error with the author's location on a compile error.
+  static std::unique_ptr<HostExecutable> compile(const dsl::Program &program);
+  ~HostExecutable();
+
+  Entry entry() const;
+  const std::vector<std::int64_t> &grid() const;
+  std::int64_t threads() const;
+  /// The LLVM-dialect IR the JIT compiled (for tlc --emit and debugging).
+  const std::string &loweredIR() const;
+
+private:
+  struct Impl;
+  explicit HostExecutable(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace tl

@@ -1,0 +1,43 @@
+//===- LoweringHelpers.h - shared pieces of the tl -> host lowering -------===//
+#pragma once
+
+#include "tl/Dialect/TL/TLDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace tl::cpu {
+
+/// Index-map layouts of global tensors, from their annotate_layout ops.
+using LayoutMap = llvm::DenseMap<mlir::Value, IndexMapLayoutAttr>;
+
+/// A buffer and the indices to load or store one element of it: through the
+/// buffer's index-map layout when it has one.
+struct ElementRef {
+  mlir::Value memref;
+  llvm::SmallVector<mlir::Value> indices;
+};
+ElementRef resolveElement(mlir::OpBuilder &b, mlir::Location loc,
+                          const LayoutMap &layouts, mlir::Value buffer,
+                          mlir::ValueRange indices);
+
+/// scf.for nest over [0, extent) per extent; `body` runs at the innermost
+/// point with the induction variables. An empty `extents` runs body once.
+void buildLoops(mlir::OpBuilder &b, mlir::Location loc,
+                llvm::ArrayRef<int64_t> extents,
+                llvm::function_ref<void(mlir::OpBuilder &, mlir::Location,
+                                        mlir::ValueRange)>
+                    body);
+
+/// Converts a scalar between float types (extf / truncf) when they differ.
+mlir::Value convertFloat(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value value, mlir::Type to);
+
+mlir::Value zeroOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
+
+void populateTileOpsToLoopsPatterns(mlir::RewritePatternSet &patterns,
+                                    const LayoutMap &layouts);
+
+} // namespace tl::cpu

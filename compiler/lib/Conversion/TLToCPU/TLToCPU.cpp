@@ -1,0 +1,226 @@
+//===- TLToCPU.cpp - lower tl programs to host loops ----------------------===//
+//
+// The CPU backend runs a tl program with no thread partitioning: one host
+// thread executes a whole thread block, so every tile op becomes a plain loop
+// nest over its tile. This file holds the pass, the kernel outlining, and the
+// patterns for buffers and loops; TileOpsToLoops.cpp lowers copy, gemm,
+// reduce and atomic_add.
+//
+//===----------------------------------------------------------------------===//
+#include "LoweringHelpers.h"
+
+#include "tl/Conversion/Passes.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace tl {
+#define GEN_PASS_DEF_CONVERTTLTOCPU
+#include "tl/Conversion/Passes.h.inc"
+} // namespace tl
+
+namespace tl::cpu {
+
+//===----------------------------------------------------------------------===//
+// Helpers shared with TileOpsToLoops.cpp
+//===----------------------------------------------------------------------===//
+
+ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
+                          Value buffer, ValueRange indices) {
+  auto it = layouts.find(buffer);
+  if (it == layouts.end())
+    return {buffer, SmallVector<Value>(indices)};
+  IndexMapLayoutAttr layout = it->second;
+  std::optional<SmallVector<Value, 8>> physical =
+      affine::expandAffineMap(b, loc, layout.getMap(), indices);
+  auto type = cast<MemRefType>(buffer.getType());
+  auto viewType = MemRefType::get(layout.getPhysicalShape(), type.getElementType());
+  SmallVector<int64_t> strides(layout.getPhysicalShape().size(), 1);
+  for (int d = static_cast<int>(strides.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * layout.getPhysicalShape()[d + 1];
+  Value view = memref::ReinterpretCastOp::create(
+      b, loc, viewType, buffer, /*offset=*/0, layout.getPhysicalShape(), strides);
+  return {view, SmallVector<Value>(physical->begin(), physical->end())};
+}
+
+void buildLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
+                function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t extent : extents) {
+    lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, extent));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  if (extents.empty()) {
+    body(b, loc, {});
+    return;
+  }
+  scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+}
+
+Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, value);
+  return arith::TruncFOp::create(b, loc, to, value);
+}
+
+Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Buffers and loops
+//===----------------------------------------------------------------------===//
+
+/// On-chip buffers become stack allocations of the block's function, in the
+/// default memory space.
+template <typename AllocOp>
+struct AllocToAlloca : OpRewritePattern<AllocOp> {
+  using OpRewritePattern<AllocOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllocOp op,
+                                PatternRewriter &rewriter) const override {
+    MemRefType type = op.getType();
+    auto hostType = MemRefType::get(type.getShape(), type.getElementType());
+    rewriter.replaceOpWithNewOp<memref::AllocaOp>(op, hostType);
+    return success();
+  }
+};
+
+struct FillToLoops : OpRewritePattern<FillOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FillOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<MemRefType>(op.getBuffer().getType());
+    buildLoops(rewriter, op.getLoc(), type.getShape(),
+               [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                 memref::StoreOp::create(b, loc, op.getValue(), op.getBuffer(),
+                                         ivs);
+               });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Moves a loop body (a block without terminator) to the innermost loop.
+void inlineBody(PatternRewriter &rewriter, Block &body, scf::ForOp innermost,
+                ValueRange ivs) {
+  rewriter.inlineBlockBefore(&body, innermost.getBody()->getTerminator(), ivs);
+}
+
+struct ParallelToLoops : OpRewritePattern<ParallelOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ParallelOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> ivs;
+    scf::ForOp innermost;
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    OpBuilder::InsertionGuard guard(rewriter);
+    for (int64_t extent : op.getExtents()) {
+      Value upper = arith::ConstantIndexOp::create(rewriter, loc, extent);
+      innermost = scf::ForOp::create(rewriter, loc, zero, upper, one);
+      ivs.push_back(innermost.getInductionVar());
+      rewriter.setInsertionPoint(innermost.getBody()->getTerminator());
+    }
+    inlineBody(rewriter, op.getBody().front(), innermost, ivs);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct PipelinedToLoop : OpRewritePattern<PipelinedOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PipelinedOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto loop = scf::ForOp::create(rewriter, loc, op.getStart(), op.getEnd(), one);
+    inlineBody(rewriter, op.getBody().front(), loop, loop.getInductionVar());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Layouts were collected before the rewrite; swizzles mean nothing here.
+struct EraseAnnotateLayout : OpRewritePattern<AnnotateLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AnnotateLayoutOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The kernel's body becomes the function's body; block indices become
+/// trailing index arguments.
+LogicalResult outlineKernel(KernelOp kernel) {
+  auto func = kernel->getParentOfType<func::FuncOp>();
+  if (!func)
+    return kernel.emitOpError("must be inside a func.func to run on the CPU");
+  Location loc = kernel.getLoc();
+  Block &body = kernel.getBody().front();
+  for (BlockArgument index : body.getArguments()) {
+    unsigned position = func.getNumArguments();
+    if (failed(func.insertArgument(position, IndexType::get(func.getContext()),
+                                   {}, loc)))
+      return failure();
+    index.replaceAllUsesWith(func.getArgument(position));
+  }
+  Block &entry = func.front();
+  entry.getOperations().splice(Block::iterator(kernel), body.getOperations());
+  func->setAttr("tl.grid", kernel.getGridAttr());
+  func->setAttr("tl.threads", kernel.getThreadsAttr());
+  kernel.erase();
+  return success();
+}
+
+struct ConvertTLToCPUPass
+    : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    LayoutMap layouts;
+    module.walk([&](AnnotateLayoutOp op) {
+      if (auto map = dyn_cast<IndexMapLayoutAttr>(op.getLayout()))
+        layouts[op.getBuffer()] = map;
+    });
+    SmallVector<KernelOp> kernels;
+    module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
+    for (KernelOp kernel : kernels)
+      if (failed(outlineKernel(kernel)))
+        return signalPassFailure();
+
+    RewritePatternSet patterns(&getContext());
+    patterns.add<AllocToAlloca<AllocSharedOp>, AllocToAlloca<AllocFragmentOp>,
+                 AllocToAlloca<AllocLocalOp>, FillToLoops, ParallelToLoops,
+                 PipelinedToLoop, EraseAnnotateLayout>(&getContext());
+    populateTileOpsToLoopsPatterns(patterns, layouts);
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
+
+    WalkResult left = module.walk([](Operation *op) {
+      if (isa<TLDialect>(op->getDialect())) {
+        op->emitOpError("has no CPU lowering");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace tl::cpu

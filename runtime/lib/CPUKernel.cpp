@@ -1,0 +1,124 @@
+// The CPU backend's runtime: argument checks, memref descriptors, and the
+// thread pool that runs the grid's blocks.
+#include "tl/runtime/CPUKernel.h"
+
+#include "tl/Compiler/HostJIT.h"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
+namespace tl::runtime {
+namespace {
+
+/// The fields of one ranked memref descriptor, as the packed entry takes them.
+struct Descriptor {
+  void *allocated = nullptr;
+  void *aligned = nullptr;
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> sizes, strides;
+};
+
+Descriptor describe(HostTensor &tensor) {
+  Descriptor d;
+  d.allocated = d.aligned = tensor.data();
+  d.sizes = tensor.shape();
+  d.strides.assign(d.sizes.size(), 1);
+  for (int i = static_cast<int>(d.sizes.size()) - 2; i >= 0; --i)
+    d.strides[i] = d.strides[i + 1] * d.sizes[i + 1];
+  return d;
+}
+
+} // namespace
+
+CPUKernel::CPUKernel(const dsl::Program &program)
+    : name_(program.name()), params_(program.params()),
+      executable_(HostExecutable::compile(program)) {}
+CPUKernel::~CPUKernel() = default;
+CPUKernel::CPUKernel(CPUKernel &&) noexcept = default;
+CPUKernel &CPUKernel::operator=(CPUKernel &&) noexcept = default;
+
+void CPUKernel::checkArguments(const std::vector<HostTensor *> &args) const {
+  if (args.size() != params_.size())
+    throw std::invalid_argument(name_ + ": takes " + std::to_string(params_.size()) +
+                                " tensors, got " + std::to_string(args.size()));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const dsl::Param &param = params_[i];
+    std::string which = name_ + ": argument " + std::to_string(i) + " '" + param.name + "'";
+    if (!args[i])
+      throw std::invalid_argument(which + " is null");
+    if (args[i]->dtype() != param.dtype)
+      throw std::invalid_argument(which + " has dtype " + dsl::toString(args[i]->dtype()) +
+                                  ", expected " + dsl::toString(param.dtype));
+    if (args[i]->shape() != param.shape)
+      throw std::invalid_argument(which + " has shape " + formatShape(args[i]->shape()) +
+                                  ", expected " + formatShape(param.shape));
+  }
+}
+
+void CPUKernel::run(const std::vector<HostTensor *> &args) const {
+  checkArguments(args);
+  std::vector<Descriptor> descriptors;
+  for (HostTensor *tensor : args)
+    descriptors.push_back(describe(*tensor));
+  const std::vector<std::int64_t> &grid = executable_->grid();
+  std::int64_t blocks = 1;
+  for (std::int64_t extent : grid)
+    blocks *= extent;
+
+  std::atomic<std::int64_t> next{0};
+  auto worker = [&] {
+    std::vector<std::int64_t> blockIndex(grid.size());
+    std::vector<void *> packed;
+    for (Descriptor &d : descriptors) {
+      packed.push_back(&d.allocated);
+      packed.push_back(&d.aligned);
+      packed.push_back(&d.offset);
+      for (std::int64_t &size : d.sizes)
+        packed.push_back(&size);
+      for (std::int64_t &stride : d.strides)
+        packed.push_back(&stride);
+    }
+    for (std::int64_t &index : blockIndex)
+      packed.push_back(&index);
+    for (std::int64_t block; (block = next.fetch_add(1)) < blocks;) {
+      for (std::size_t d = 0; d < grid.size(); ++d) { // x varies fastest
+        blockIndex[d] = block % grid[d];
+        block /= grid[d];
+      }
+      executable_->entry()(packed.data());
+    }
+  };
+  unsigned workers = workers_ ? workers_ : std::max(1u, std::thread::hardware_concurrency());
+  workers = static_cast<unsigned>(std::min<std::int64_t>(workers, blocks));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < workers; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &thread : pool)
+    thread.join();
+}
+
+std::vector<HostTensor> CPUKernel::operator()(const std::vector<HostTensor *> &inputs) const {
+  std::vector<HostTensor> outputs;
+  std::size_t inputCount = 0;
+  for (const dsl::Param &param : params_) {
+    if (param.output)
+      outputs.emplace_back(param.shape, param.dtype);
+    else
+      ++inputCount;
+  }
+  if (inputs.size() != inputCount)
+    throw std::invalid_argument(name_ + ": takes " + std::to_string(inputCount) +
+                                " inputs (the outputs are allocated), got " +
+                                std::to_string(inputs.size()));
+  std::vector<HostTensor *> args;
+  std::size_t nextInput = 0, nextOutput = 0;
+  for (const dsl::Param &param : params_)
+    args.push_back(param.output ? &outputs[nextOutput++] : inputs[nextInput++]);
+  run(args);
+  return outputs;
+}
+
+} // namespace tl::runtime

@@ -1,0 +1,296 @@
+// Every tl op on its own, run by the CPU backend, against a naive C++
+// reference on random inputs.
+#include "Numerics.h"
+
+#include "tl/dsl.h"
+#include "tl/runtime/CPUKernel.h"
+
+#include <cmath>
+
+using namespace tl::dsl;
+using tl::runtime::CPUKernel;
+using tl::runtime::HostTensor;
+using tl::testing::checkClose;
+using tl::testing::randomTensor;
+
+TEST_CASE("copy: tiles through shared memory, casts, ragged edges", "[cpu]") {
+  // 100 rows in tiles of 32: the last tile runs past the end.
+  const int rows = 100, cols = 48, tile = 32;
+  Program p("copy_tiles");
+  Buffer X = p.tensor("X", {rows, cols}, f16);
+  Buffer Y = p.output("Y", {rows, cols}, f32);
+  p.kernel({ceildiv(rows, tile)}, 128, [&](Expr bx) {
+    Buffer s = alloc_shared({tile, cols}, f16);
+    Buffer f = alloc_fragment({tile, cols}, f32);
+    copy(X(slice(bx * tile, tile), all), s);
+    copy(s, f);
+    copy(f, Y(slice(bx * tile, tile), all));
+  });
+  CPUKernel kernel(p);
+  HostTensor x = randomTensor({rows, cols}, f16, 1);
+  std::vector<HostTensor> out = kernel({&x});
+  REQUIRE(out.size() == 1);
+  checkClose("Y", out[0].toFloat(), x.toFloat(), 0, 0);
+}
+
+TEST_CASE("copy: a column slice and a point index", "[cpu]") {
+  Program p("copy_slice");
+  Buffer X = p.tensor("X", {4, 64, 3}, f32);
+  Buffer Y = p.output("Y", {4, 16}, f32);
+  p.kernel({4}, 32, [&](Expr bx) {
+    Buffer f = alloc_fragment({16}, f32);
+    copy(X(bx, slice(8, 16), 2), f);
+    copy(f, Y(bx, all));
+  });
+  HostTensor x = randomTensor({4, 64, 3}, f32, 2);
+  std::vector<HostTensor> out = CPUKernel(p)({&x});
+  std::vector<float> expected;
+  for (int b = 0; b < 4; ++b)
+    for (int i = 0; i < 16; ++i)
+      expected.push_back(x.at((b * 64 + 8 + i) * 3 + 2));
+  checkClose("Y", out[0].toFloat(), expected, 0, 0);
+}
+
+TEST_CASE("fill, parallel, select and math", "[cpu]") {
+  Program p("elementwise");
+  Buffer X = p.tensor("X", {64, 32}, f32);
+  Buffer Y = p.output("Y", {64, 32}, f32);
+  p.kernel({2}, 128, [&](Expr bx) {
+    Buffer f = alloc_fragment({32, 32}, f32);
+    Buffer bias = alloc_fragment({32}, f32);
+    fill(bias, 0.5);
+    copy(X(slice(bx * 32, 32), all), f);
+    parallel({32, 32}, [&](Expr i, Expr j) {
+      f(i, j) = if_then_else(i >= j, exp2(f(i, j)) + bias(i),
+                             log2(abs(f(i, j)) + 1.0) - infinity(f32));
+    });
+    copy(f, Y(slice(bx * 32, 32), all));
+  });
+  HostTensor x = randomTensor({64, 32}, f32, 3);
+  std::vector<HostTensor> out = CPUKernel(p)({&x});
+  std::vector<float> expected;
+  for (int r = 0; r < 64; ++r)
+    for (int j = 0; j < 32; ++j) {
+      float v = x.at(r * 32 + j);
+      expected.push_back((r % 32) >= j ? std::exp2(v) + 0.5f
+                                       : -std::numeric_limits<float>::infinity());
+    }
+  checkClose("Y", out[0].toFloat(), expected, 1e-5, 1e-5);
+}
+
+namespace {
+/// C = op(A) op(B) (+ C0 unless clear) with A f16 [M,K] or [K,M], B [K,N] or [N,K].
+void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
+               bool aInFragment) {
+  Program p("gemm");
+  std::vector<std::int64_t> aShape = ta ? std::vector<std::int64_t>{K, M}
+                                        : std::vector<std::int64_t>{M, K};
+  std::vector<std::int64_t> bShape = tb ? std::vector<std::int64_t>{N, K}
+                                        : std::vector<std::int64_t>{K, N};
+  Buffer A = p.tensor("A", aShape, f16);
+  Buffer B = p.tensor("B", bShape, f16);
+  Buffer C0 = p.tensor("C0", {M, N}, f32);
+  Buffer C = p.output("C", {M, N}, f32);
+  p.kernel({1}, 128, [&](Expr) {
+    Buffer a = aInFragment ? alloc_fragment(aShape, f16) : alloc_shared(aShape, f16);
+    Buffer b = alloc_shared(bShape, f16);
+    Buffer c = alloc_fragment({M, N}, f32);
+    copy(A, a);
+    copy(B, b);
+    copy(C0, c);
+    gemm(a, b, c, {.transpose_A = ta, .transpose_B = tb,
+                   .policy = GemmWarpPolicy::FullRow, .clear_accum = clearAccum});
+    copy(c, C);
+  });
+  HostTensor a = randomTensor(aShape, f16, 10), b = randomTensor(bShape, f16, 11);
+  HostTensor c0 = randomTensor({M, N}, f32, 12);
+  std::vector<HostTensor> out = CPUKernel(p)({&a, &b, &c0});
+  std::vector<float> expected(static_cast<std::size_t>(M) * N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double sum = clearAccum ? 0 : c0.at(i * N + j);
+      for (int k = 0; k < K; ++k)
+        sum += double(a.at(ta ? k * M + i : i * K + k)) *
+               b.at(tb ? j * K + k : k * N + j);
+      expected[i * N + j] = static_cast<float>(sum);
+    }
+  INFO("gemm " << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb);
+  checkClose("C", out[0].toFloat(), expected, 1e-4, 1e-4);
+}
+} // namespace
+
+TEST_CASE("gemm: transposes, accumulation, operands from fragments", "[cpu]") {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      checkGemm(32, 48, 64, ta, tb, /*clearAccum=*/false, /*aInFragment=*/false);
+  checkGemm(64, 16, 32, false, true, /*clearAccum=*/true, /*aInFragment=*/true);
+}
+
+TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[cpu]") {
+  struct Case { const char *name; int kind; int dim; bool clear; };
+  for (Case c : {Case{"max", 0, 1, true}, Case{"min", 1, 0, true},
+                 Case{"sum", 2, 1, true}, Case{"abssum", 3, 0, true},
+                 Case{"max-accumulate", 0, 1, false}, Case{"sum-accumulate", 2, 0, false}}) {
+    const int R = 24, C = 40;
+    const int outLen = c.dim == 1 ? R : C;
+    Program p("reduce");
+    Buffer X = p.tensor("X", {R, C}, f32);
+    Buffer Init = p.tensor("Init", {outLen}, f32);
+    Buffer Y = p.output("Y", {outLen}, f32);
+    p.kernel({1}, 64, [&](Expr) {
+      Buffer x = alloc_fragment({R, C}, f32), y = alloc_fragment({outLen}, f32);
+      copy(X, x);
+      copy(Init, y);
+      switch (c.kind) {
+      case 0: reduce_max(x, y, c.dim, c.clear); break;
+      case 1: reduce_min(x, y, c.dim, c.clear); break;
+      case 2: reduce_sum(x, y, c.dim, c.clear); break;
+      default: reduce_abssum(x, y, c.dim, c.clear); break;
+      }
+      copy(y, Y);
+    });
+    HostTensor x = randomTensor({R, C}, f32, 20), init = randomTensor({outLen}, f32, 21);
+    std::vector<HostTensor> out = CPUKernel(p)({&x, &init});
+    std::vector<float> expected;
+    for (int o = 0; o < outLen; ++o) {
+      double acc = c.kind == 0 ? -INFINITY : c.kind == 1 ? INFINITY : 0;
+      if (!c.clear)
+        acc = init.at(o);
+      for (int r = 0; r < (c.dim == 1 ? C : R); ++r) {
+        double v = c.dim == 1 ? x.at(o * C + r) : x.at(r * C + o);
+        acc = c.kind == 0 ? std::max(acc, v) : c.kind == 1 ? std::min(acc, v)
+              : c.kind == 2 ? acc + v : acc + std::fabs(v);
+      }
+      expected.push_back(static_cast<float>(acc));
+    }
+    INFO("reduce " << c.name);
+    checkClose("Y", out[0].toFloat(), expected, 1e-5, 1e-5);
+  }
+}
+
+TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[cpu]") {
+  // 64 blocks each add their own row of X into every row of Acc: atomics across
+  // the thread pool must not lose updates. Acc is stored through a layout that
+  // swaps its two halves; the read back goes through the same layout.
+  const int blocks = 64, rows = 8, cols = 16;
+  Layout swapHalves = Layout::indexMap([&](IndexExpr r, IndexExpr c) {
+    return std::vector<IndexExpr>{(r + rows / 2) % rows, c};
+  });
+  Program p("atomics");
+  Buffer X = p.tensor("X", {blocks, cols}, f32);
+  Buffer Acc = p.tensor("Acc", {rows, cols}, f32);
+  p.kernel({blocks}, 32, [&](Expr bx) {
+    annotate_layout(Acc, swapHalves);
+    parallel({rows, cols}, [&](Expr i, Expr j) {
+      if_(i < rows, [&] { atomic_add(Acc(i, j), X(bx, j)); });
+    });
+  });
+  Program read("read_back");
+  Buffer Acc2 = read.tensor("Acc", {rows, cols}, f32);
+  Buffer Out = read.output("Out", {rows, cols}, f32);
+  read.kernel({1}, 32, [&](Expr) {
+    annotate_layout(Acc2, swapHalves);
+    copy(Acc2, Out);
+  });
+  HostTensor x = randomTensor({blocks, cols}, f32, 30);
+  HostTensor acc({rows, cols}, f32);
+  CPUKernel kernel(p);
+  kernel.setThreads(4);
+  kernel.run({&x, &acc});
+  std::vector<float> column(cols, 0), expectedPhysical, expectedLogical;
+  for (int b = 0; b < blocks; ++b)
+    for (int j = 0; j < cols; ++j)
+      column[j] += x.at(b * cols + j);
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < cols; ++j)
+      expectedLogical.push_back(column[j]);
+  checkClose("Acc (physical)", acc.toFloat(), expectedLogical, 1e-5, 1e-4);
+  std::vector<HostTensor> out = CPUKernel(read)({&acc});
+  checkClose("Out", out[0].toFloat(), expectedLogical, 1e-5, 1e-4);
+}
+
+TEST_CASE("an index map moves elements where it says", "[cpu]") {
+  Layout transposeTiles = Layout::indexMap([](IndexExpr r, IndexExpr c) {
+    return std::vector<IndexExpr>{c, r};
+  });
+  Program p("layout_store");
+  Buffer X = p.tensor("X", {8, 8}, f32);
+  Buffer Y = p.output("Y", {8, 8}, f32);
+  p.kernel({1}, 32, [&](Expr) {
+    annotate_layout(Y, transposeTiles);
+    copy(X, Y);
+  });
+  HostTensor x = randomTensor({8, 8}, f32, 40);
+  std::vector<HostTensor> out = CPUKernel(p)({&x});
+  std::vector<float> expected;
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 8; ++c)
+      expected.push_back(x.at(c * 8 + r)); // Y's storage is X transposed
+  checkClose("Y storage", out[0].toFloat(), expected, 0, 0);
+}
+
+TEST_CASE("pipelined and serial loops with device-side bounds", "[cpu]") {
+  // Row sums of X [3, 100] in tiles of 16 over a pipelined loop, and a serial
+  // count of the tiles.
+  const int R = 3, C = 100, T = 16;
+  Program p("loops");
+  Buffer X = p.tensor("X", {R, C}, f32);
+  Buffer S = p.output("S", {R}, f32);
+  Buffer N = p.output("N", {R}, f32);
+  p.kernel({R}, 32, [&](Expr bx) {
+    Buffer tile = alloc_fragment({T}, f32);
+    Buffer sum = alloc_local({1}, f32), count = alloc_local({1}, f32);
+    fill(sum, 0);
+    fill(count, 0);
+    pipelined(0, ceildiv(C, T), /*num_stages=*/2, [&](Expr k) {
+      copy(X(bx, slice(k * T, T)), tile); // the last tile is partly past the end
+      parallel({T}, [&](Expr i) {
+        if_(k * T + i < C, [&] { sum(0) = sum(0) + tile(i); });
+      });
+    });
+    serial(ceildiv(C, T), [&](Expr) { count(0) += 1; });
+    copy(sum, S(slice(bx, 1)));
+    copy(count, N(slice(bx, 1)));
+  });
+  HostTensor x = randomTensor({R, C}, f32, 50);
+  std::vector<HostTensor> out = CPUKernel(p)({&x});
+  std::vector<float> sums;
+  for (int r = 0; r < R; ++r) {
+    double s = 0;
+    for (int c = 0; c < C; ++c)
+      s += x.at(r * C + c);
+    sums.push_back(static_cast<float>(s));
+  }
+  checkClose("S", out[0].toFloat(), sums, 1e-5, 1e-4);
+  checkClose("N", out[1].toFloat(), std::vector<float>(R, 7.0f), 0, 0);
+}
+
+TEST_CASE("arguments are checked against the program's signature", "[cpu]") {
+  Program p("sig");
+  Buffer X = p.tensor("X", {4, 8}, f16);
+  Buffer Y = p.output("Y", {4, 8}, f16);
+  p.kernel({1}, 32, [&](Expr) { copy(X, Y); });
+  CPUKernel kernel(p);
+  HostTensor wrongShape({8, 4}, f16), wrongType({4, 8}, f32), good({4, 8}, f16);
+  CHECK_THROWS_WITH(kernel({&wrongShape}),
+                    Catch::Matchers::Contains("argument 0 'X' has shape [8, 4], expected [4, 8]"));
+  CHECK_THROWS_WITH(kernel({&wrongType}),
+                    Catch::Matchers::Contains("argument 0 'X' has dtype f32, expected f16"));
+  CHECK_THROWS_WITH(kernel({&good, &good}),
+                    Catch::Matchers::Contains("takes 1 inputs (the outputs are allocated), got 2"));
+  CHECK_THROWS_WITH(kernel.run({&good}), Catch::Matchers::Contains("takes 2 tensors, got 1"));
+  CHECK_NOTHROW(kernel({&good}));
+}
+
+TEST_CASE("f16 conversion rounds to nearest even", "[cpu]") {
+  HostTensor t({6}, f16);
+  const float in[] = {1.0f, 65504.0f, 65520.0f, 1e-8f, 6.0e-8f, -2.5e-5f};
+  for (int i = 0; i < 6; ++i)
+    t.set(i, in[i]);
+  CHECK(t.at(0) == 1.0f);
+  CHECK(t.at(1) == 65504.0f);
+  CHECK(std::isinf(t.at(2)));
+  CHECK(t.at(3) == 0.0f);
+  CHECK(t.at(4) == std::ldexp(1.0f, -24));
+  CHECK(std::fabs(t.at(5) + 2.5e-5f) < 1e-7f);
+}
