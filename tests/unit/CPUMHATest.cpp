@@ -4,10 +4,8 @@
 #include "mha/reference.h"
 #include "Numerics.h"
 
-#include "mha/mha.h"
-#include "tl/runtime/CPUKernel.h"
+#include "mha/attention_cpu.h"
 
-using tl::runtime::CPUKernel;
 using tl::runtime::HostTensor;
 namespace mha = tl::kernels::mha;
 
@@ -22,27 +20,16 @@ void checkMHA(int batch, int heads, int seq, int dim, bool causal) {
   HostTensor V = tl::testing::randomTensor(shape, tl::dsl::f16, 102);
   HostTensor dO = tl::testing::randomTensor(shape, tl::dsl::f16, 103);
 
-  mha::BlockSizes fb = mha::forwardBlocks(dim), bb = mha::backwardBlocks(dim);
-  CPUKernel fwd(mha::flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N));
-  CPUKernel prep(mha::flashattn_bwd_preprocess(batch, heads, seq, dim));
-  CPUKernel bwd(mha::flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
-  CPUKernel post(mha::flashattn_bwd_postprocess(batch, heads, seq, dim));
-
-  std::vector<HostTensor> o_lse = fwd({&Q, &K, &V});
-  HostTensor &O = o_lse[0], &lse = o_lse[1];
-  std::vector<HostTensor> delta = prep({&O, &dO});
-  HostTensor dQ(shape, tl::dsl::f32); // zeros, as torch.zeros_like
-  std::vector<HostTensor> dk_dv = bwd({&Q, &K, &V, &dO, &lse, &delta[0], &dQ});
-  std::vector<HostTensor> dq = post({&dQ});
+  mha::AttentionResult r = mha::attentionForwardBackwardCPU(Q, K, V, dO, causal);
 
   tl::testing::AttentionShape sh{batch, heads, seq, dim};
   tl::testing::AttentionGrads ref = tl::testing::attentionReference(
       sh, causal, Q.toFloat(), K.toFloat(), V.toFloat(), dO.toFloat());
-  tl::testing::checkClose("O", O.toFloat(), ref.O);
-  tl::testing::checkClose("lse", lse.toFloat(), ref.lse);
-  tl::testing::checkClose("dQ", dq[0].toFloat(), ref.dQ);
-  tl::testing::checkClose("dK", dk_dv[0].toFloat(), ref.dK);
-  tl::testing::checkClose("dV", dk_dv[1].toFloat(), ref.dV);
+  tl::testing::checkClose("O", r.O.toFloat(), ref.O);
+  tl::testing::checkClose("lse", r.lse.toFloat(), ref.lse);
+  tl::testing::checkClose("dQ", r.dQ.toFloat(), ref.dQ);
+  tl::testing::checkClose("dK", r.dK.toFloat(), ref.dK);
+  tl::testing::checkClose("dV", r.dV.toFloat(), ref.dV);
 }
 
 } // namespace

@@ -6,9 +6,9 @@
 //
 //   tl-mha               summary + CPU run
 //   tl-mha --print-ir    the tl IR of the four programs, nothing else
+#include "mha/attention_cpu.h"
 #include "mha/mha.h"
 #include "mha/reference.h"
-#include "tl/runtime/CPUKernel.h"
 
 #include <chrono>
 #include <cmath>
@@ -22,7 +22,6 @@
 namespace {
 
 using tl::dsl::Program;
-using tl::runtime::CPUKernel;
 using tl::runtime::HostTensor;
 namespace mha = tl::kernels::mha;
 
@@ -81,16 +80,7 @@ bool runOnCPU(int batch, int heads, int seq, int dim, bool causal) {
   std::mt19937 rng(42);
   HostTensor Q = randomHalf(shape, rng), K = randomHalf(shape, rng),
              V = randomHalf(shape, rng), dO = randomHalf(shape, rng);
-  mha::BlockSizes fb = mha::forwardBlocks(dim), bb = mha::backwardBlocks(dim);
-  CPUKernel fwd(mha::flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N));
-  CPUKernel prep(mha::flashattn_bwd_preprocess(batch, heads, seq, dim));
-  CPUKernel bwd(mha::flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
-  CPUKernel post(mha::flashattn_bwd_postprocess(batch, heads, seq, dim));
-  std::vector<HostTensor> o_lse = fwd({&Q, &K, &V});
-  std::vector<HostTensor> delta = prep({&o_lse[0], &dO});
-  HostTensor dQacc(shape, tl::dsl::f32);
-  std::vector<HostTensor> dk_dv = bwd({&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQacc});
-  std::vector<HostTensor> dq = post({&dQacc});
+  mha::AttentionResult r = mha::attentionForwardBackwardCPU(Q, K, V, dO, causal);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -98,9 +88,9 @@ bool runOnCPU(int batch, int heads, int seq, int dim, bool causal) {
       {batch, heads, seq, dim}, causal, Q.toFloat(), K.toFloat(), V.toFloat(),
       dO.toFloat());
   struct Row { const char *name; double error; };
-  Row rows[] = {{"O", maxError(o_lse[0], ref.O)}, {"lse", maxError(o_lse[1], ref.lse)},
-                {"dQ", maxError(dq[0], ref.dQ)}, {"dK", maxError(dk_dv[0], ref.dK)},
-                {"dV", maxError(dk_dv[1], ref.dV)}};
+  Row rows[] = {{"O", maxError(r.O, ref.O)}, {"lse", maxError(r.lse, ref.lse)},
+                {"dQ", maxError(r.dQ, ref.dQ)}, {"dK", maxError(r.dK, ref.dK)},
+                {"dV", maxError(r.dV, ref.dV)}};
   bool ok = true;
   std::printf("cpu  %d x %d x %d x %d %-10s max |error|:", batch, heads, seq, dim,
               causal ? "causal" : "non-causal");
