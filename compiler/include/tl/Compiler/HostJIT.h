@@ -31,8 +31,6 @@ public:
   Entry entry() const;
   const std::vector<std::int64_t> &grid() const;
   std::int64_t threads() const;
-  /// The LLVM-dialect IR the JIT compiled (for tlc --emit and debugging).
-  const std::string &loweredIR() const;
 
 private:
   struct Impl;

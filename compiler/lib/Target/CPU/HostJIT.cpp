@@ -87,7 +87,6 @@ struct HostExecutable::Impl {
   Entry entry = nullptr;
   std::vector<std::int64_t> grid;
   std::int64_t threads = 0;
-  std::string loweredIR;
 };
 
 HostExecutable::HostExecutable(std::unique_ptr<Impl> impl)
@@ -98,7 +97,6 @@ const std::vector<std::int64_t> &HostExecutable::grid() const {
   return impl_->grid;
 }
 std::int64_t HostExecutable::threads() const { return impl_->threads; }
-const std::string &HostExecutable::loweredIR() const { return impl_->loweredIR; }
 
 std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &program) {
   program.verify();
@@ -130,8 +128,6 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &prog
       dsl::detail::failAt(where.value_or(module->getLoc()),
                           "CPU lowering failed: " + message);
   }
-  llvm::raw_string_ostream os(impl->loweredIR);
-  module->print(os);
 
   initializeNativeTarget();
   ExecutionEngineOptions options;
