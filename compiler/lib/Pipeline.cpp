@@ -12,6 +12,8 @@
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -33,6 +35,21 @@ void buildCPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createConvertControlFlowToLLVMPass());
   pm.addPass(mlir::createConvertFuncToLLVMPass());
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+}
+
+void buildGPUPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createConvertTLToGPU());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  pm.addPass(mlir::createLoopInvariantCodeMotionPass());
+  pm.addPass(mlir::createSCFToControlFlowPass());
+  mlir::OpPassManager &kernels = pm.nest<mlir::gpu::GPUModuleOp>();
+  kernels.addPass(mlir::memref::createExpandStridedMetadataPass());
+  kernels.addPass(mlir::createLowerAffinePass());
+  mlir::ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true; // kernel parameters are plain pointers
+  kernels.addPass(mlir::createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(mlir::createReconcileUnrealizedCastsPass());
 }
 
 } // namespace tl

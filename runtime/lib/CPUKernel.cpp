@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <stdexcept>
 #include <thread>
 
 namespace tl::runtime {
@@ -33,29 +32,8 @@ Descriptor describe(HostTensor &tensor) {
 } // namespace
 
 CPUKernel::CPUKernel(const dsl::Program &program)
-    : name_(program.name()), params_(program.params()),
-      executable_(HostExecutable::compile(program)) {}
+    : Kernel(program), executable_(HostExecutable::compile(program)) {}
 CPUKernel::~CPUKernel() = default;
-CPUKernel::CPUKernel(CPUKernel &&) noexcept = default;
-CPUKernel &CPUKernel::operator=(CPUKernel &&) noexcept = default;
-
-void CPUKernel::checkArguments(const std::vector<HostTensor *> &args) const {
-  if (args.size() != params_.size())
-    throw std::invalid_argument(name_ + ": takes " + std::to_string(params_.size()) +
-                                " tensors, got " + std::to_string(args.size()));
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const dsl::Param &param = params_[i];
-    std::string which = name_ + ": argument " + std::to_string(i) + " '" + param.name + "'";
-    if (!args[i])
-      throw std::invalid_argument(which + " is null");
-    if (args[i]->dtype() != param.dtype)
-      throw std::invalid_argument(which + " has dtype " + dsl::toString(args[i]->dtype()) +
-                                  ", expected " + dsl::toString(param.dtype));
-    if (args[i]->shape() != param.shape)
-      throw std::invalid_argument(which + " has shape " + formatShape(args[i]->shape()) +
-                                  ", expected " + formatShape(param.shape));
-  }
-}
 
 void CPUKernel::run(const std::vector<HostTensor *> &args) const {
   checkArguments(args);
@@ -98,27 +76,6 @@ void CPUKernel::run(const std::vector<HostTensor *> &args) const {
   worker();
   for (std::thread &thread : pool)
     thread.join();
-}
-
-std::vector<HostTensor> CPUKernel::operator()(const std::vector<HostTensor *> &inputs) const {
-  std::vector<HostTensor> outputs;
-  std::size_t inputCount = 0;
-  for (const dsl::Param &param : params_) {
-    if (param.output)
-      outputs.emplace_back(param.shape, param.dtype);
-    else
-      ++inputCount;
-  }
-  if (inputs.size() != inputCount)
-    throw std::invalid_argument(name_ + ": takes " + std::to_string(inputCount) +
-                                " inputs (the outputs are allocated), got " +
-                                std::to_string(inputs.size()));
-  std::vector<HostTensor *> args;
-  std::size_t nextInput = 0, nextOutput = 0;
-  for (const dsl::Param &param : params_)
-    args.push_back(param.output ? &outputs[nextOutput++] : inputs[nextInput++]);
-  run(args);
-  return outputs;
 }
 
 } // namespace tl::runtime

@@ -4,11 +4,16 @@
 // on the CPU backend (no GPU path yet) and prints the max error of O, lse,
 // dQ, dK and dV against a naive fp64 reference.
 //
-//   tl-mha               summary + CPU run
-//   tl-mha --print-ir    the tl IR of the four programs, nothing else
-#include "mha/attention_cpu.h"
+//   tl-mha                     summary + CPU run
+//   tl-mha --print-ir          the tl IR of the four programs, nothing else
+//   tl-mha --ptx ARCH DIR      writes DIR/<program>[_causal].ptx for ARCH and
+//                              prints the kernels' launch shapes
+#include "mha/attention.h"
 #include "mha/mha.h"
 #include "mha/reference.h"
+#include "tl/Compiler/GPUCompiler.h"
+
+#include <fstream>
 
 #include <chrono>
 #include <cmath>
@@ -80,7 +85,7 @@ bool runOnCPU(int batch, int heads, int seq, int dim, bool causal) {
   std::mt19937 rng(42);
   HostTensor Q = randomHalf(shape, rng), K = randomHalf(shape, rng),
              V = randomHalf(shape, rng), dO = randomHalf(shape, rng);
-  mha::AttentionResult r = mha::attentionForwardBackwardCPU(Q, K, V, dO, causal);
+  mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -102,9 +107,47 @@ bool runOnCPU(int batch, int heads, int seq, int dim, bool causal) {
   return ok;
 }
 
+/// Writes the PTX of every shipped MHA program (reference configuration).
+int writePTX(const std::string &arch, const std::string &dir) {
+  const int batch = 8, heads = 32, seq_len = 256, dim = 64;
+  std::vector<std::pair<std::string, Program>> programs;
+  for (bool causal : {false, true}) {
+    std::string suffix = causal ? "_causal" : "";
+    auto fb = mha::forwardBlocks(dim), bb = mha::backwardBlocks(dim);
+    programs.emplace_back("flash_fwd" + suffix,
+                          mha::flashattn_fwd(batch, heads, seq_len, dim, causal,
+                                             fb.block_M, fb.block_N));
+    programs.emplace_back("flash_bwd" + suffix,
+                          mha::flashattn_bwd(batch, heads, seq_len, dim, causal,
+                                             bb.block_M, bb.block_N));
+  }
+  programs.emplace_back("flash_bwd_prep",
+                        mha::flashattn_bwd_preprocess(batch, heads, seq_len, dim));
+  programs.emplace_back("flash_bwd_post",
+                        mha::flashattn_bwd_postprocess(batch, heads, seq_len, dim));
+  for (auto &[file, program] : programs) {
+    tl::GPUBinary binary = tl::compileForGPU(program, arch);
+    std::ofstream(dir + "/" + file + ".ptx") << binary.ptx;
+    std::printf("%-22s %s grid", (file + ".ptx").c_str(), arch.c_str());
+    for (std::int64_t g : binary.grid)
+      std::printf(" %lld", static_cast<long long>(g));
+    std::printf(" threads %lld shared %lld B\n", static_cast<long long>(binary.threads),
+                static_cast<long long>(binary.sharedBytes));
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc == 4 && std::strcmp(argv[1], "--ptx") == 0) {
+    try {
+      return writePTX(argv[2], argv[3]);
+    } catch (const std::exception &error) {
+      std::fprintf(stderr, "%s\n", error.what());
+      return 1;
+    }
+  }
   bool printIR = argc > 1 && std::strcmp(argv[1], "--print-ir") == 0;
   const int batch = 8, heads = 32, seq_len = 256, dim = 64;
   bool ok = true;

@@ -10,4 +10,8 @@ namespace tl {
 /// tl -> loops over memrefs -> LLVM dialect, for the host JIT.
 void buildCPUPipeline(mlir::OpPassManager &pm);
 
+/// tl -> per-thread code in a gpu.module -> NVVM/LLVM dialect, ready to be
+/// translated to LLVM IR and compiled by the NVPTX backend.
+void buildGPUPipeline(mlir::OpPassManager &pm);
+
 } // namespace tl

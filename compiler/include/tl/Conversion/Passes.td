@@ -22,4 +22,26 @@ def ConvertTLToCPU : Pass<"convert-tl-to-cpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower tl programs to per-thread code in a gpu.module";
+  let description = [{
+    Each kernel becomes a gpu.func in a gpu.module. This first GPU lowering
+    uses one layout for every fragment: thread t owns the rows t, t + T,
+    t + 2T, ... of dimension 0 (T threads), held in a per-thread array. Row
+    vectors (scores_max) and the rows of 2-D fragments (acc_s, acc_o) thus
+    live in the same thread, so parallel loops, row reductions, casts and gemm
+    accumulators need no communication. Shared buffers are planned into
+    dynamic shared memory (size in `tl.shared_bytes`); copies and loops that
+    touch no fragment are spread over all threads, with a barrier before and
+    after every write to shared memory. exp2/log2 use the approximate PTX
+    instructions. The mma.sync layouts of issue 4 replace the row layout
+    later; the ops' structure stays.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // TL_CONVERSION_PASSES_TD

@@ -6,7 +6,7 @@
 // lowering's predicated copies do), and go through index-map layouts.
 //
 //===----------------------------------------------------------------------===//
-#include "LoweringHelpers.h"
+#include "../LoweringHelpers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +19,7 @@
 using namespace mlir;
 
 namespace tl::cpu {
+using namespace tl::lowering;
 namespace {
 
 /// Element indices of one side of a copy: unit dimensions stay at their

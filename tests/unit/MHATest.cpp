@@ -1,10 +1,11 @@
 // The reference test, ported: forward -> preprocess -> backward ->
-// postprocess on the CPU backend, checking O, lse, dQ, dK and dV (the
-// reference skips dQ; we don't) against fp64 attention at rtol = atol = 1e-2.
+// postprocess on the test binary's backend, checking O, lse, dQ, dK and dV
+// (the reference skips dQ; we don't) against fp64 attention at rtol = atol =
+// 1e-2. The CPU runs small shapes; the GPU also runs the reference's own.
 #include "mha/reference.h"
 #include "Numerics.h"
 
-#include "mha/attention_cpu.h"
+#include "Backend.h"
 
 using tl::runtime::HostTensor;
 namespace mha = tl::kernels::mha;
@@ -20,7 +21,7 @@ void checkMHA(int batch, int heads, int seq, int dim, bool causal) {
   HostTensor V = tl::testing::randomTensor(shape, tl::dsl::f16, 102);
   HostTensor dO = tl::testing::randomTensor(shape, tl::dsl::f16, 103);
 
-  mha::AttentionResult r = mha::attentionForwardBackwardCPU(Q, K, V, dO, causal);
+  mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal, tl::testing::backend());
 
   tl::testing::AttentionShape sh{batch, heads, seq, dim};
   tl::testing::AttentionGrads ref = tl::testing::attentionReference(
@@ -34,16 +35,23 @@ void checkMHA(int batch, int heads, int seq, int dim, bool causal) {
 
 } // namespace
 
-TEST_CASE("MHA forward and backward on the CPU, non-causal", "[cpu][mha]") {
+TEST_CASE("MHA forward and backward on the CPU, non-causal", "[mha][small]") {
   checkMHA(2, 4, 128, 64, false);
 }
 
-TEST_CASE("MHA forward and backward on the CPU, causal", "[cpu][mha]") {
+TEST_CASE("MHA forward and backward on the CPU, causal", "[mha][small]") {
   checkMHA(2, 4, 128, 64, true);
 }
 
-TEST_CASE("MHA on the CPU with seq_len not a multiple of the blocks", "[cpu][mha]") {
+TEST_CASE("MHA on the CPU with seq_len not a multiple of the blocks", "[mha][small]") {
   // 200 = 3 * 64 + 8 = 128 + 72: ragged last tiles in every kernel.
   checkMHA(1, 2, 200, 64, false);
   checkMHA(1, 2, 200, 64, true);
+}
+
+TEST_CASE("MHA at the reference's shape (8, 32, 256, 64)", "[mha][reference]") {
+  if (tl::testing::backend() != mha::Backend::gpu)
+    return; // minutes on the CPU; the small shapes above cover it there
+  checkMHA(8, 32, 256, 64, false);
+  checkMHA(8, 32, 256, 64, true);
 }

@@ -1,4 +1,4 @@
-//===- LoweringHelpers.h - shared pieces of the tl -> host lowering -------===//
+//===- LoweringHelpers.h - pieces shared by the CPU and GPU lowerings -----===//
 #pragma once
 
 #include "tl/Dialect/TL/TLDialect.h"
@@ -8,7 +8,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
-namespace tl::cpu {
+namespace tl::lowering {
 
 /// Index-map layouts of global tensors, from their annotate_layout ops.
 using LayoutMap = llvm::DenseMap<mlir::Value, IndexMapLayoutAttr>;
@@ -37,7 +37,9 @@ mlir::Value convertFloat(mlir::OpBuilder &b, mlir::Location loc,
 
 mlir::Value zeroOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
 
-void populateTileOpsToLoopsPatterns(mlir::RewritePatternSet &patterns,
-                                    const LayoutMap &layouts);
+} // namespace tl::lowering
 
+namespace tl::cpu {
+void populateTileOpsToLoopsPatterns(mlir::RewritePatternSet &patterns,
+                                    const lowering::LayoutMap &layouts);
 } // namespace tl::cpu

@@ -1,19 +1,19 @@
-// Every tl op on its own, run by the CPU backend, against a naive C++
-// reference on random inputs.
+// Every tl op on its own against a naive C++ reference on random inputs, on
+// the backend of the test binary (Backend.h).
+#include "Backend.h"
 #include "Numerics.h"
 
 #include "tl/dsl.h"
-#include "tl/runtime/CPUKernel.h"
 
 #include <cmath>
 
 using namespace tl::dsl;
-using tl::runtime::CPUKernel;
+using tl::testing::run;
 using tl::runtime::HostTensor;
 using tl::testing::checkClose;
 using tl::testing::randomTensor;
 
-TEST_CASE("copy: tiles through shared memory, casts, ragged edges", "[cpu]") {
+TEST_CASE("copy: tiles through shared memory, casts, ragged edges", "[ops]") {
   // 100 rows in tiles of 32: the last tile runs past the end.
   const int rows = 100, cols = 48, tile = 32;
   Program p("copy_tiles");
@@ -26,14 +26,13 @@ TEST_CASE("copy: tiles through shared memory, casts, ragged edges", "[cpu]") {
     copy(s, f);
     copy(f, Y(slice(bx * tile, tile), all));
   });
-  CPUKernel kernel(p);
   HostTensor x = randomTensor({rows, cols}, f16, 1);
-  std::vector<HostTensor> out = kernel({&x});
+  std::vector<HostTensor> out = run(p, {&x});
   REQUIRE(out.size() == 1);
   checkClose("Y", out[0].toFloat(), x.toFloat(), 0, 0);
 }
 
-TEST_CASE("copy: a column slice and a point index", "[cpu]") {
+TEST_CASE("copy: a column slice and a point index", "[ops]") {
   Program p("copy_slice");
   Buffer X = p.tensor("X", {4, 64, 3}, f32);
   Buffer Y = p.output("Y", {4, 16}, f32);
@@ -43,7 +42,7 @@ TEST_CASE("copy: a column slice and a point index", "[cpu]") {
     copy(f, Y(bx, all));
   });
   HostTensor x = randomTensor({4, 64, 3}, f32, 2);
-  std::vector<HostTensor> out = CPUKernel(p)({&x});
+  std::vector<HostTensor> out = run(p, {&x});
   std::vector<float> expected;
   for (int b = 0; b < 4; ++b)
     for (int i = 0; i < 16; ++i)
@@ -51,7 +50,7 @@ TEST_CASE("copy: a column slice and a point index", "[cpu]") {
   checkClose("Y", out[0].toFloat(), expected, 0, 0);
 }
 
-TEST_CASE("fill, parallel, select and math", "[cpu]") {
+TEST_CASE("fill, parallel, select and math", "[ops]") {
   Program p("elementwise");
   Buffer X = p.tensor("X", {64, 32}, f32);
   Buffer Y = p.output("Y", {64, 32}, f32);
@@ -67,7 +66,7 @@ TEST_CASE("fill, parallel, select and math", "[cpu]") {
     copy(f, Y(slice(bx * 32, 32), all));
   });
   HostTensor x = randomTensor({64, 32}, f32, 3);
-  std::vector<HostTensor> out = CPUKernel(p)({&x});
+  std::vector<HostTensor> out = run(p, {&x});
   std::vector<float> expected;
   for (int r = 0; r < 64; ++r)
     for (int j = 0; j < 32; ++j) {
@@ -104,7 +103,7 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
   });
   HostTensor a = randomTensor(aShape, f16, 10), b = randomTensor(bShape, f16, 11);
   HostTensor c0 = randomTensor({M, N}, f32, 12);
-  std::vector<HostTensor> out = CPUKernel(p)({&a, &b, &c0});
+  std::vector<HostTensor> out = run(p, {&a, &b, &c0});
   std::vector<float> expected(static_cast<std::size_t>(M) * N);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
@@ -119,14 +118,14 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
 }
 } // namespace
 
-TEST_CASE("gemm: transposes, accumulation, operands from fragments", "[cpu]") {
+TEST_CASE("gemm: transposes, accumulation, operands from fragments", "[ops]") {
   for (bool ta : {false, true})
     for (bool tb : {false, true})
       checkGemm(32, 48, 64, ta, tb, /*clearAccum=*/false, /*aInFragment=*/false);
   checkGemm(64, 16, 32, false, true, /*clearAccum=*/true, /*aInFragment=*/true);
 }
 
-TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[cpu]") {
+TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[ops]") {
   struct Case { const char *name; int kind; int dim; bool clear; };
   for (Case c : {Case{"max", 0, 1, true}, Case{"min", 1, 0, true},
                  Case{"sum", 2, 1, true}, Case{"abssum", 3, 0, true},
@@ -150,7 +149,7 @@ TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[cpu]") {
       copy(y, Y);
     });
     HostTensor x = randomTensor({R, C}, f32, 20), init = randomTensor({outLen}, f32, 21);
-    std::vector<HostTensor> out = CPUKernel(p)({&x, &init});
+    std::vector<HostTensor> out = run(p, {&x, &init});
     std::vector<float> expected;
     for (int o = 0; o < outLen; ++o) {
       double acc = c.kind == 0 ? -INFINITY : c.kind == 1 ? INFINITY : 0;
@@ -168,7 +167,7 @@ TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[cpu]") {
   }
 }
 
-TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[cpu]") {
+TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[ops]") {
   // 64 blocks each add their own row of X into every row of Acc: atomics across
   // the thread pool must not lose updates. Acc is stored through a layout that
   // swaps its two halves; the read back goes through the same layout.
@@ -194,9 +193,7 @@ TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[cpu
   });
   HostTensor x = randomTensor({blocks, cols}, f32, 30);
   HostTensor acc({rows, cols}, f32);
-  CPUKernel kernel(p);
-  kernel.setThreads(4);
-  kernel.run({&x, &acc});
+  tl::testing::compile(p)->run({&x, &acc});
   std::vector<float> column(cols, 0), expectedPhysical, expectedLogical;
   for (int b = 0; b < blocks; ++b)
     for (int j = 0; j < cols; ++j)
@@ -205,11 +202,11 @@ TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[cpu
     for (int j = 0; j < cols; ++j)
       expectedLogical.push_back(column[j]);
   checkClose("Acc (physical)", acc.toFloat(), expectedLogical, 1e-5, 1e-4);
-  std::vector<HostTensor> out = CPUKernel(read)({&acc});
+  std::vector<HostTensor> out = run(read, {&acc});
   checkClose("Out", out[0].toFloat(), expectedLogical, 1e-5, 1e-4);
 }
 
-TEST_CASE("an index map moves elements where it says", "[cpu]") {
+TEST_CASE("an index map moves elements where it says", "[ops]") {
   Layout transposeTiles = Layout::indexMap([](IndexExpr r, IndexExpr c) {
     return std::vector<IndexExpr>{c, r};
   });
@@ -221,7 +218,7 @@ TEST_CASE("an index map moves elements where it says", "[cpu]") {
     copy(X, Y);
   });
   HostTensor x = randomTensor({8, 8}, f32, 40);
-  std::vector<HostTensor> out = CPUKernel(p)({&x});
+  std::vector<HostTensor> out = run(p, {&x});
   std::vector<float> expected;
   for (int r = 0; r < 8; ++r)
     for (int c = 0; c < 8; ++c)
@@ -229,68 +226,3 @@ TEST_CASE("an index map moves elements where it says", "[cpu]") {
   checkClose("Y storage", out[0].toFloat(), expected, 0, 0);
 }
 
-TEST_CASE("pipelined and serial loops with device-side bounds", "[cpu]") {
-  // Row sums of X [3, 100] in tiles of 16 over a pipelined loop, and a serial
-  // count of the tiles.
-  const int R = 3, C = 100, T = 16;
-  Program p("loops");
-  Buffer X = p.tensor("X", {R, C}, f32);
-  Buffer S = p.output("S", {R}, f32);
-  Buffer N = p.output("N", {R}, f32);
-  p.kernel({R}, 32, [&](Expr bx) {
-    Buffer tile = alloc_fragment({T}, f32);
-    Buffer sum = alloc_local({1}, f32), count = alloc_local({1}, f32);
-    fill(sum, 0);
-    fill(count, 0);
-    pipelined(0, ceildiv(C, T), /*num_stages=*/2, [&](Expr k) {
-      copy(X(bx, slice(k * T, T)), tile); // the last tile is partly past the end
-      parallel({T}, [&](Expr i) {
-        if_(k * T + i < C, [&] { sum(0) = sum(0) + tile(i); });
-      });
-    });
-    serial(ceildiv(C, T), [&](Expr) { count(0) += 1; });
-    copy(sum, S(slice(bx, 1)));
-    copy(count, N(slice(bx, 1)));
-  });
-  HostTensor x = randomTensor({R, C}, f32, 50);
-  std::vector<HostTensor> out = CPUKernel(p)({&x});
-  std::vector<float> sums;
-  for (int r = 0; r < R; ++r) {
-    double s = 0;
-    for (int c = 0; c < C; ++c)
-      s += x.at(r * C + c);
-    sums.push_back(static_cast<float>(s));
-  }
-  checkClose("S", out[0].toFloat(), sums, 1e-5, 1e-4);
-  checkClose("N", out[1].toFloat(), std::vector<float>(R, 7.0f), 0, 0);
-}
-
-TEST_CASE("arguments are checked against the program's signature", "[cpu]") {
-  Program p("sig");
-  Buffer X = p.tensor("X", {4, 8}, f16);
-  Buffer Y = p.output("Y", {4, 8}, f16);
-  p.kernel({1}, 32, [&](Expr) { copy(X, Y); });
-  CPUKernel kernel(p);
-  HostTensor wrongShape({8, 4}, f16), wrongType({4, 8}, f32), good({4, 8}, f16);
-  CHECK_THROWS_WITH(kernel({&wrongShape}),
-                    Catch::Matchers::Contains("argument 0 'X' has shape [8, 4], expected [4, 8]"));
-  CHECK_THROWS_WITH(kernel({&wrongType}),
-                    Catch::Matchers::Contains("argument 0 'X' has dtype f32, expected f16"));
-  CHECK_THROWS_WITH(kernel({&good, &good}),
-                    Catch::Matchers::Contains("takes 1 inputs (the outputs are allocated), got 2"));
-  CHECK_THROWS_WITH(kernel.run({&good}), Catch::Matchers::Contains("takes 2 tensors, got 1"));
-  CHECK_NOTHROW(kernel({&good}));
-}
-
-TEST_CASE("f16 conversion rounds to nearest even", "[cpu]") {
-  HostTensor t({6}, f16);
-  const float in[] = {1.0f, 65504.0f, 65520.0f, 1e-8f, 6.0e-8f, -2.5e-5f};
-  for (int i = 0; i < 6; ++i)
-    t.set(i, in[i]);
-  CHECK(t.at(0) == 1.0f);
-  CHECK(t.at(1) == 65504.0f);
-  CHECK(std::isinf(t.at(2)));
-  CHECK(t.at(3) == 0.0f);
-  CHECK(t.at(4) == std::ldexp(1.0f, -24));
-  CHECK(std::fabs(t.at(5) + 2.5e-5f) < 1e-7f);
-}

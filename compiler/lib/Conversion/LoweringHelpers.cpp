@@ -1,0 +1,59 @@
+//===- LoweringHelpers.cpp - pieces shared by the CPU and GPU lowerings ---===//
+#include "LoweringHelpers.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace tl::lowering {
+
+ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
+                          Value buffer, ValueRange indices) {
+  auto it = layouts.find(buffer);
+  if (it == layouts.end())
+    return {buffer, SmallVector<Value>(indices)};
+  IndexMapLayoutAttr layout = it->second;
+  std::optional<SmallVector<Value, 8>> physical =
+      affine::expandAffineMap(b, loc, layout.getMap(), indices);
+  auto type = cast<MemRefType>(buffer.getType());
+  auto viewType = MemRefType::get(layout.getPhysicalShape(), type.getElementType());
+  SmallVector<int64_t> strides(layout.getPhysicalShape().size(), 1);
+  for (int d = static_cast<int>(strides.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * layout.getPhysicalShape()[d + 1];
+  Value view = memref::ReinterpretCastOp::create(
+      b, loc, viewType, buffer, /*offset=*/0, layout.getPhysicalShape(), strides);
+  return {view, SmallVector<Value>(physical->begin(), physical->end())};
+}
+
+void buildLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
+                function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t extent : extents) {
+    lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, extent));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  if (extents.empty()) {
+    body(b, loc, {});
+    return;
+  }
+  scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+}
+
+Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, value);
+  return arith::TruncFOp::create(b, loc, to, value);
+}
+
+Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+}
+
+} // namespace tl::lowering

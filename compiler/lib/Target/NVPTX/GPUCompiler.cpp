@@ -1,0 +1,161 @@
+//===- GPUCompiler.cpp - lower a tl program and emit PTX ------------------===//
+#include "tl/Compiler/GPUCompiler.h"
+
+#include "BuildState.h"
+#include "tl/Compiler/Pipeline.h"
+#include "tl/Dialect/TL/TLDialect.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+using namespace mlir;
+
+namespace tl {
+namespace {
+
+void initializeNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+void registerGPULowering(MLIRContext &context) {
+  DialectRegistry registry;
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, LLVM::LLVMDialect>();
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+std::string emitPTX(Operation *gpuModule, const std::string &arch,
+                    const std::string &name) {
+  initializeNVPTX();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(gpuModule, llvmContext, name);
+  if (!llvmModule)
+    throw std::runtime_error("PTX: translating '" + name + "' to LLVM IR failed");
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    throw std::runtime_error("PTX: " + error);
+  // sm_90a needs PTX 8.0; sm_80 is happy with it too.
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, arch, "+ptx80", llvm::TargetOptions(), std::nullopt, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+  if (llvm::Error err = makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
+    throw std::runtime_error("PTX: optimizing failed: " + llvm::toString(std::move(err)));
+  std::string ptx;
+  {
+    llvm::raw_string_ostream os(ptx);
+    llvm::buffer_ostream stream(os);
+    llvm::legacy::PassManager passes;
+    if (machine->addPassesToEmitFile(passes, stream, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile))
+      throw std::runtime_error("PTX: the NVPTX backend cannot emit assembly");
+    passes.run(*llvmModule);
+  }
+  return ptx;
+}
+
+} // namespace
+
+GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
+                        bool printIRAfterAll) {
+  program.verify();
+  dsl::detail::ProgramImpl &p = program.impl();
+  MLIRContext *context = p.context.get();
+  registerGPULowering(*context);
+
+  GPUBinary binary;
+  binary.name = p.name;
+  binary.arch = arch;
+  binary.params = p.params;
+  OwningOpRef<ModuleOp> module = p.module->clone();
+  std::optional<Location> where;
+  std::string message;
+  {
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
+        where = diag.getLocation();
+        message = diag.str();
+      }
+      return success();
+    });
+    PassManager pm(context);
+    if (printIRAfterAll) {
+      context->disableMultithreading();
+      pm.enableIRPrinting();
+    }
+    buildGPUPipeline(pm);
+    if (failed(pm.run(*module)))
+      dsl::detail::failAt(where.value_or(module->getLoc()),
+                          "GPU lowering failed: " + message);
+  }
+  gpu::GPUModuleOp gpuModule;
+  module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
+  if (!gpuModule)
+    throw std::runtime_error("GPU lowering of '" + p.name + "' produced no kernel");
+  gpuModule.walk([&](LLVM::LLVMFuncOp func) {
+    if (auto grid = func->getAttrOfType<DenseI64ArrayAttr>("tl.grid"))
+      binary.grid.assign(grid.asArrayRef().begin(), grid.asArrayRef().end());
+    if (auto threads = func->getAttrOfType<IntegerAttr>("tl.threads"))
+      binary.threads = threads.getInt();
+    if (auto shared = func->getAttrOfType<IntegerAttr>("tl.shared_bytes"))
+      binary.sharedBytes = shared.getInt();
+  });
+  binary.ptx = emitPTX(gpuModule, arch, p.name);
+  return binary;
+}
+
+} // namespace tl

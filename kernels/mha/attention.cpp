@@ -1,0 +1,47 @@
+// Flash-attention forward and backward on either backend.
+#include "mha/attention.h"
+
+#include "mha/mha.h"
+#include "tl/runtime/CPUKernel.h"
+#include "tl/runtime/GPUKernel.h"
+
+#include <memory>
+
+#include <stdexcept>
+
+namespace tl::kernels::mha {
+
+using runtime::HostTensor;
+using runtime::Kernel;
+
+namespace {
+std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
+  if (backend == Backend::gpu)
+    return std::make_unique<runtime::GPUKernel>(program);
+  return std::make_unique<runtime::CPUKernel>(program);
+}
+} // namespace
+
+AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTensor &V,
+                                         HostTensor &dO, bool causal, Backend backend) {
+  const std::vector<std::int64_t> &shape = Q.shape();
+  if (shape.size() != 4)
+    throw std::invalid_argument("attention: Q must be [batch, seq, heads, dim], got " +
+                                runtime::formatShape(shape));
+  int batch = static_cast<int>(shape[0]), seq = static_cast<int>(shape[1]);
+  int heads = static_cast<int>(shape[2]), dim = static_cast<int>(shape[3]);
+  BlockSizes fb = forwardBlocks(dim), bb = backwardBlocks(dim);
+  auto fwd = compile(flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N), backend);
+  auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim), backend);
+  auto bwd = compile(flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N), backend);
+  auto post = compile(flashattn_bwd_postprocess(batch, heads, seq, dim), backend);
+
+  std::vector<HostTensor> o_lse = (*fwd)({&Q, &K, &V});
+  std::vector<HostTensor> delta = (*prep)({&o_lse[0], &dO});
+  HostTensor dQ(shape, dsl::f32); // zeros, as torch.zeros_like
+  std::vector<HostTensor> dk_dv = (*bwd)({&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ});
+  std::vector<HostTensor> dq = (*post)({&dQ});
+  return {o_lse[0], o_lse[1], dq[0], dk_dv[0], dk_dv[1]};
+}
+
+} // namespace tl::kernels::mha

@@ -1,0 +1,56 @@
+// The CUDA driver API, opened at run time (dlopen of libcuda.so.1): the
+// library builds and its CPU paths run where there is no driver. Every failed
+// call raises CudaError naming the call, the error and what it was for.
+// Light header.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tl::runtime {
+
+class CudaError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+using CUdeviceptr = std::uint64_t;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+
+class CudaDriver {
+public:
+  /// The driver with a current context on device 0, or nullptr (and `why`)
+  /// when there is no driver or no device.
+  static CudaDriver *get(std::string *why = nullptr);
+
+  /// "sm_90a" for compute capability 9.0, "sm_80" for 8.0, ...
+  std::string arch() const;
+
+  CUdeviceptr allocate(std::size_t bytes, const std::string &what);
+  void free(CUdeviceptr pointer);
+  void copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes);
+  void copyToHost(void *to, CUdeviceptr from, std::size_t bytes);
+  CUmodule loadPTX(const std::string &ptx, const std::string &kernel);
+  CUfunction function(CUmodule module, const std::string &kernel);
+  void setDynamicShared(CUfunction function, int bytes, const std::string &kernel);
+  void launch(CUfunction function, const unsigned grid[3], unsigned threads,
+              unsigned sharedBytes, void **params, const std::string &kernel);
+  void synchronize(const std::string &what);
+
+private:
+  CudaDriver() = default;
+  bool open(std::string &why);
+  void check(int result, const char *call, const std::string &what) const;
+
+  struct Api;
+  Api *api_ = nullptr;
+  CUcontext context_ = nullptr;
+  int major_ = 0, minor_ = 0;
+};
+
+} // namespace tl::runtime

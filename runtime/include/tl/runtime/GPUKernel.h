@@ -1,0 +1,29 @@
+// A tl program compiled to PTX and loaded through the CUDA driver API.
+// Light header.
+#pragma once
+
+#include "tl/Compiler/GPUCompiler.h"
+#include "tl/runtime/CudaDriver.h"
+#include "tl/runtime/Kernel.h"
+
+namespace tl::runtime {
+
+class GPUKernel : public Kernel {
+public:
+  /// Compiles for the current device's architecture (or `arch`) and loads
+  /// the module. Throws CudaError when there is no GPU.
+  explicit GPUKernel(const dsl::Program &program, const std::string &arch = "");
+
+  /// Copies every argument to the device, launches, waits, and copies every
+  /// argument back (inputs too: a kernel may accumulate into one, as dQ).
+  void run(const std::vector<HostTensor *> &args) const override;
+
+  const GPUBinary &binary() const { return binary_; }
+
+private:
+  GPUBinary binary_;
+  CudaDriver *driver_;
+  CUfunction function_ = nullptr;
+};
+
+} // namespace tl::runtime

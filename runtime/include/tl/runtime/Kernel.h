@@ -1,0 +1,39 @@
+// A compiled tl program, on whichever backend compiled it. The calling
+// convention is TileLang's: inputs in, out_idx outputs allocated and returned.
+// Light header.
+#pragma once
+
+#include "tl/dsl/Program.h"
+#include "tl/runtime/HostTensor.h"
+
+#include <string>
+#include <vector>
+
+namespace tl::runtime {
+
+class Kernel {
+public:
+  explicit Kernel(const dsl::Program &program)
+      : name_(program.name()), params_(program.params()) {}
+  virtual ~Kernel() = default;
+
+  /// Runs with every parameter given, in declaration order. Throws
+  /// std::invalid_argument when a tensor's count, dtype or shape is wrong.
+  virtual void run(const std::vector<HostTensor *> &args) const = 0;
+  /// The non-output parameters in order; the outputs are allocated (zeroed),
+  /// filled and returned in order.
+  std::vector<HostTensor> operator()(const std::vector<HostTensor *> &inputs) const;
+
+  const std::string &name() const { return name_; }
+  const std::vector<dsl::Param> &params() const { return params_; }
+
+protected:
+  /// Checks `args` against the signature; throws std::invalid_argument.
+  void checkArguments(const std::vector<HostTensor *> &args) const;
+
+private:
+  std::string name_;
+  std::vector<dsl::Param> params_;
+};
+
+} // namespace tl::runtime

@@ -1,0 +1,186 @@
+// The CUDA driver API through dlopen. Only the calls tl needs, with their
+// documented C signatures (no cuda.h needed to build).
+#include "tl/runtime/CudaDriver.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <vector>
+
+namespace tl::runtime {
+
+struct CudaDriver::Api {
+  using Result = int;
+  Result (*cuInit)(unsigned);
+  Result (*cuDeviceGetCount)(int *);
+  Result (*cuDeviceGet)(int *, int);
+  Result (*cuDeviceGetAttribute)(int *, int, int);
+  Result (*cuDevicePrimaryCtxRetain)(CUcontext *, int);
+  Result (*cuCtxSetCurrent)(CUcontext);
+  Result (*cuCtxSynchronize)();
+  Result (*cuMemAlloc)(CUdeviceptr *, std::size_t);
+  Result (*cuMemFree)(CUdeviceptr);
+  Result (*cuMemcpyHtoD)(CUdeviceptr, const void *, std::size_t);
+  Result (*cuMemcpyDtoH)(void *, CUdeviceptr, std::size_t);
+  Result (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
+  Result (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  Result (*cuFuncSetAttribute)(CUfunction, int, int);
+  Result (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **, void **);
+  Result (*cuGetErrorName)(Result, const char **);
+  Result (*cuGetErrorString)(Result, const char **);
+};
+
+namespace {
+constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+constexpr int kMaxDynamicSharedBytes = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
+} // namespace
+
+bool CudaDriver::open(std::string &why) {
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    why = "no CUDA driver (libcuda.so.1 not found)";
+    return false;
+  }
+  api_ = new Api();
+  bool missing = false;
+  auto bind = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(library, name));
+    if (!fn) {
+      why = std::string("the CUDA driver lacks ") + name;
+      missing = true;
+    }
+  };
+  bind(api_->cuInit, "cuInit");
+  bind(api_->cuDeviceGetCount, "cuDeviceGetCount");
+  bind(api_->cuDeviceGet, "cuDeviceGet");
+  bind(api_->cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  bind(api_->cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  bind(api_->cuCtxSetCurrent, "cuCtxSetCurrent");
+  bind(api_->cuCtxSynchronize, "cuCtxSynchronize");
+  bind(api_->cuMemAlloc, "cuMemAlloc_v2");
+  bind(api_->cuMemFree, "cuMemFree_v2");
+  bind(api_->cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  bind(api_->cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(api_->cuModuleLoadDataEx, "cuModuleLoadDataEx");
+  bind(api_->cuModuleGetFunction, "cuModuleGetFunction");
+  bind(api_->cuFuncSetAttribute, "cuFuncSetAttribute");
+  bind(api_->cuLaunchKernel, "cuLaunchKernel");
+  bind(api_->cuGetErrorName, "cuGetErrorName");
+  bind(api_->cuGetErrorString, "cuGetErrorString");
+  if (missing)
+    return false;
+  int count = 0;
+  if (api_->cuInit(0) != 0 || api_->cuDeviceGetCount(&count) != 0 || count == 0) {
+    why = "the CUDA driver reports no GPU";
+    return false;
+  }
+  int device = 0;
+  check(api_->cuDeviceGet(&device, 0), "cuDeviceGet", "device 0");
+  check(api_->cuDeviceGetAttribute(&major_, kComputeCapabilityMajor, device),
+        "cuDeviceGetAttribute", "compute capability");
+  check(api_->cuDeviceGetAttribute(&minor_, kComputeCapabilityMinor, device),
+        "cuDeviceGetAttribute", "compute capability");
+  check(api_->cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain",
+        "device 0");
+  check(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent", "device 0");
+  return true;
+}
+
+CudaDriver *CudaDriver::get(std::string *why) {
+  static std::once_flag once;
+  static CudaDriver *driver = nullptr;
+  static std::string reason;
+  std::call_once(once, [] {
+    auto *candidate = new CudaDriver();
+    try {
+      if (candidate->open(reason))
+        driver = candidate;
+    } catch (const CudaError &error) {
+      reason = error.what();
+    }
+  });
+  if (driver)
+    driver->check(driver->api_->cuCtxSetCurrent(driver->context_), "cuCtxSetCurrent",
+                  "this thread");
+  if (!driver && why)
+    *why = reason;
+  return driver;
+}
+
+void CudaDriver::check(int result, const char *call, const std::string &what) const {
+  if (result == 0)
+    return;
+  const char *name = "?", *text = "?";
+  if (api_ && api_->cuGetErrorName)
+    api_->cuGetErrorName(result, &name);
+  if (api_ && api_->cuGetErrorString)
+    api_->cuGetErrorString(result, &text);
+  throw CudaError(std::string(call) + " failed for " + what + ": " + name + " (" + text + ")");
+}
+
+std::string CudaDriver::arch() const {
+  std::string arch = "sm_" + std::to_string(major_) + std::to_string(minor_);
+  return major_ == 9 && minor_ == 0 ? arch + "a" : arch;
+}
+
+CUdeviceptr CudaDriver::allocate(std::size_t bytes, const std::string &what) {
+  CUdeviceptr pointer = 0;
+  check(api_->cuMemAlloc(&pointer, bytes ? bytes : 1), "cuMemAlloc", what);
+  return pointer;
+}
+
+void CudaDriver::free(CUdeviceptr pointer) {
+  if (pointer)
+    api_->cuMemFree(pointer);
+}
+
+void CudaDriver::copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes) {
+  check(api_->cuMemcpyHtoD(to, from, bytes), "cuMemcpyHtoD", "an argument");
+}
+
+void CudaDriver::copyToHost(void *to, CUdeviceptr from, std::size_t bytes) {
+  check(api_->cuMemcpyDtoH(to, from, bytes), "cuMemcpyDtoH", "an argument");
+}
+
+CUmodule CudaDriver::loadPTX(const std::string &ptx, const std::string &kernel) {
+  std::vector<char> log(16384, 0);
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+  void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
+  CUmodule module = nullptr;
+  int result = api_->cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values);
+  if (result != 0) {
+    try {
+      check(result, "cuModuleLoadDataEx", kernel);
+    } catch (const CudaError &error) {
+      throw CudaError(std::string(error.what()) + "\n" + log.data());
+    }
+  }
+  return module;
+}
+
+CUfunction CudaDriver::function(CUmodule module, const std::string &kernel) {
+  CUfunction function = nullptr;
+  check(api_->cuModuleGetFunction(&function, module, kernel.c_str()),
+        "cuModuleGetFunction", kernel);
+  return function;
+}
+
+void CudaDriver::setDynamicShared(CUfunction function, int bytes, const std::string &kernel) {
+  check(api_->cuFuncSetAttribute(function, kMaxDynamicSharedBytes, bytes),
+        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", kernel);
+}
+
+void CudaDriver::launch(CUfunction function, const unsigned grid[3], unsigned threads,
+                        unsigned sharedBytes, void **params, const std::string &kernel) {
+  check(api_->cuLaunchKernel(function, grid[0], grid[1], grid[2], threads, 1, 1,
+                             sharedBytes, nullptr, params, nullptr),
+        "cuLaunchKernel", kernel);
+}
+
+void CudaDriver::synchronize(const std::string &what) {
+  check(api_->cuCtxSynchronize(), "cuCtxSynchronize", what);
+}
+
+} // namespace tl::runtime

@@ -1,0 +1,78 @@
+// Tests of the CPU backend that do not carry over to the GPU: host-thread
+// semantics of local buffers, the signature checks, f16 conversion.
+#include "Numerics.h"
+
+#include "tl/dsl.h"
+#include "tl/runtime/CPUKernel.h"
+
+using namespace tl::dsl;
+using tl::runtime::CPUKernel;
+using tl::runtime::HostTensor;
+using tl::testing::checkClose;
+using tl::testing::randomTensor;
+
+TEST_CASE("pipelined and serial loops with device-side bounds", "[ops]") {
+  // Row sums of X [3, 100] in tiles of 16 over a pipelined loop, and a serial
+  // count of the tiles.
+  const int R = 3, C = 100, T = 16;
+  Program p("loops");
+  Buffer X = p.tensor("X", {R, C}, f32);
+  Buffer S = p.output("S", {R}, f32);
+  Buffer N = p.output("N", {R}, f32);
+  p.kernel({R}, 32, [&](Expr bx) {
+    Buffer tile = alloc_fragment({T}, f32);
+    Buffer sum = alloc_local({1}, f32), count = alloc_local({1}, f32);
+    fill(sum, 0);
+    fill(count, 0);
+    pipelined(0, ceildiv(C, T), /*num_stages=*/2, [&](Expr k) {
+      copy(X(bx, slice(k * T, T)), tile); // the last tile is partly past the end
+      parallel({T}, [&](Expr i) {
+        if_(k * T + i < C, [&] { sum(0) = sum(0) + tile(i); });
+      });
+    });
+    serial(ceildiv(C, T), [&](Expr) { count(0) += 1; });
+    copy(sum, S(slice(bx, 1)));
+    copy(count, N(slice(bx, 1)));
+  });
+  HostTensor x = randomTensor({R, C}, f32, 50);
+  std::vector<HostTensor> out = CPUKernel(p)({&x});
+  std::vector<float> sums;
+  for (int r = 0; r < R; ++r) {
+    double s = 0;
+    for (int c = 0; c < C; ++c)
+      s += x.at(r * C + c);
+    sums.push_back(static_cast<float>(s));
+  }
+  checkClose("S", out[0].toFloat(), sums, 1e-5, 1e-4);
+  checkClose("N", out[1].toFloat(), std::vector<float>(R, 7.0f), 0, 0);
+}
+
+TEST_CASE("arguments are checked against the program's signature", "[ops]") {
+  Program p("sig");
+  Buffer X = p.tensor("X", {4, 8}, f16);
+  Buffer Y = p.output("Y", {4, 8}, f16);
+  p.kernel({1}, 32, [&](Expr) { copy(X, Y); });
+  CPUKernel kernel(p);
+  HostTensor wrongShape({8, 4}, f16), wrongType({4, 8}, f32), good({4, 8}, f16);
+  CHECK_THROWS_WITH(kernel({&wrongShape}),
+                    Catch::Matchers::Contains("argument 0 'X' has shape [8, 4], expected [4, 8]"));
+  CHECK_THROWS_WITH(kernel({&wrongType}),
+                    Catch::Matchers::Contains("argument 0 'X' has dtype f32, expected f16"));
+  CHECK_THROWS_WITH(kernel({&good, &good}),
+                    Catch::Matchers::Contains("takes 1 inputs (the outputs are allocated), got 2"));
+  CHECK_THROWS_WITH(kernel.run({&good}), Catch::Matchers::Contains("takes 2 tensors, got 1"));
+  CHECK_NOTHROW(kernel({&good}));
+}
+
+TEST_CASE("f16 conversion rounds to nearest even", "[ops]") {
+  HostTensor t({6}, f16);
+  const float in[] = {1.0f, 65504.0f, 65520.0f, 1e-8f, 6.0e-8f, -2.5e-5f};
+  for (int i = 0; i < 6; ++i)
+    t.set(i, in[i]);
+  CHECK(t.at(0) == 1.0f);
+  CHECK(t.at(1) == 65504.0f);
+  CHECK(std::isinf(t.at(2)));
+  CHECK(t.at(3) == 0.0f);
+  CHECK(t.at(4) == std::ldexp(1.0f, -24));
+  CHECK(std::fabs(t.at(5) + 2.5e-5f) < 1e-7f);
+}

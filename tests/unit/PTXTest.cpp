@@ -1,0 +1,81 @@
+// Every shipped kernel compiles to PTX for sm_80 and sm_90a, and the PTX
+// assembles with ptxas (when the CUDA toolkit is at /usr/local/cuda) without
+// register spills.
+#include "mha/mha.h"
+#include "tl/Compiler/GPUCompiler.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace mha = tl::kernels::mha;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::pair<std::string, tl::dsl::Program>> shippedKernels() {
+  const int batch = 8, heads = 32, seq = 256, dim = 64;
+  std::vector<std::pair<std::string, tl::dsl::Program>> kernels;
+  for (bool causal : {false, true}) {
+    std::string suffix = causal ? "_causal" : "";
+    auto fb = mha::forwardBlocks(dim), bb = mha::backwardBlocks(dim);
+    kernels.emplace_back("flash_fwd" + suffix,
+                         mha::flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N));
+    kernels.emplace_back("flash_bwd" + suffix,
+                         mha::flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
+  }
+  kernels.emplace_back("flash_bwd_prep", mha::flashattn_bwd_preprocess(batch, heads, seq, dim));
+  kernels.emplace_back("flash_bwd_post", mha::flashattn_bwd_postprocess(batch, heads, seq, dim));
+  return kernels;
+}
+
+std::string readFile(const fs::path &path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  bool haveAssembler = fs::exists(ptxas);
+  if (!haveAssembler)
+    WARN("ptxas not found at " << ptxas << ": checking PTX generation only");
+  fs::path dir = fs::temp_directory_path() / ("tl-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (auto &[file, program] : shippedKernels()) {
+      INFO(file << " for " << arch);
+      tl::GPUBinary binary = tl::compileForGPU(program, arch);
+      CHECK(binary.ptx.find(".entry " + binary.name) != std::string::npos);
+      CHECK(binary.ptx.find(std::string(".target ") + arch) != std::string::npos);
+      if (!haveAssembler)
+        continue;
+      fs::path ptx = dir / (file + "." + arch + ".ptx"), log = dir / (file + ".log");
+      std::ofstream(ptx) << binary.ptx;
+      std::string command = ptxas.string() + " -v -arch=" + arch + " " + ptx.string() +
+                            " -o " + (dir / "out.cubin").string() + " > " + log.string() + " 2>&1";
+      int status = std::system(command.c_str());
+      std::string output = readFile(log);
+      INFO(output);
+      REQUIRE(status == 0);
+      std::smatch spills;
+      REQUIRE(std::regex_search(output, spills,
+                                std::regex("(\\d+) bytes spill stores, (\\d+) bytes spill loads")));
+      CHECK(spills[1] == "0");
+      CHECK(spills[2] == "0");
+      std::smatch registers;
+      if (std::regex_search(output, registers, std::regex("Used (\\d+) registers")))
+        std::printf("ptxas %-7s %-18s %3s registers, spills %s/%s bytes\n", arch,
+                    file.c_str(), registers[1].str().c_str(), spills[1].str().c_str(),
+                    spills[2].str().c_str());
+    }
+  fs::remove_all(dir);
+}
