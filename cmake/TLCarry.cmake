@@ -19,7 +19,9 @@ set(TL_MLIR_STATIC_LIBS
   MLIRMathToLLVM MLIRMemRefToLLVM MLIRAffineToStandard
   MLIRReconcileUnrealizedCasts MLIRSCFToControlFlow MLIRExecutionEngineUtils
   MLIRExecutionEngine MLIRBuiltinToLLVMIRTranslation
-  MLIRLLVMToLLVMIRTranslation MLIRLLVMDialect ${TL_MLIR_GPU_STATIC_LIBS})
+  MLIRLLVMToLLVMIRTranslation MLIRLLVMDialect MLIRTargetLLVMIRExport
+  MLIRGPUDialect MLIRNVVMDialect MLIRGPUToNVVMTransforms MLIRNVVMToLLVM
+  MLIRUBToLLVM MLIRGPUToLLVMIRTranslation MLIRNVVMToLLVMIRTranslation)
 
 get_directory_property(tl_imported_targets DIRECTORY ${PROJECT_SOURCE_DIR} IMPORTED_TARGETS)
 foreach(target IN LISTS tl_imported_targets)

@@ -119,6 +119,23 @@ private:
 
   void barrier(Location loc) { gpu::BarrierOp::create(rewriter, loc); }
 
+  /// A view of the next free bytes of dynamic shared memory (16-byte aligned;
+  /// no reuse yet). The view is created at the kernel's entry.
+  Value allocateShared(Location loc, MemRefType type) {
+    int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8;
+    sharedBytes = (sharedBytes + 15) / 16 * 16;
+    auto viewType = MemRefType::get(
+        type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfter(sharedBase.getDefiningOp());
+    Value view = memref::ViewOp::create(rewriter, loc, viewType, sharedBase,
+                                        index(rewriter, loc, sharedBytes), ValueRange{});
+    sharedBytes += bytes;
+    shared.insert(view);
+    return view;
+  }
+
   //===--------------------------------------------------------------------===//
   // Loops
   //===--------------------------------------------------------------------===//
@@ -232,18 +249,7 @@ private:
     rewriter.setInsertionPoint(op);
     Location loc = op->getLoc();
     if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
-      MemRefType type = alloc.getType();
-      int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8;
-      sharedBytes = (sharedBytes + 15) / 16 * 16;
-      auto viewType = MemRefType::get(
-          type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
-          gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
-      Value view = memref::ViewOp::create(rewriter, loc, viewType, sharedBase,
-                                          index(rewriter, loc, sharedBytes),
-                                          ValueRange{});
-      sharedBytes += bytes;
-      rewriter.replaceOp(alloc, view);
-      shared.insert(view);
+      rewriter.replaceOp(alloc, allocateShared(loc, alloc.getType()));
       return success();
     }
     if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
@@ -474,10 +480,22 @@ private:
     auto dim = static_cast<int64_t>(op.getDim());
     if (!isa<FloatType>(srcType.getElementType()))
       return op.emitOpError("reduces integers; the GPU lowering reduces floats only");
-    if (isFragment(src) && (dim == 0 || !isFragment(dst)))
-      return op.emitOpError("reduces across the rows of a fragment; the GPU "
-                            "lowering reduces fragments along a later dimension "
-                            "into a fragment");
+    if (isFragment(src) && (dim == 0 || !isFragment(dst))) {
+      // The rows to combine belong to other threads: stage the source in
+      // shared memory and reduce from there.
+      Value staged = allocateShared(loc, srcType);
+      ArrayRef<int64_t> shape = srcType.getShape();
+      barrier(loc);
+      forOwnedRows(loc, shape[0], [&](OpBuilder &b, Location loc, Value r, Value row) {
+        buildLoops(b, loc, shape.drop_front(), [&](OpBuilder &b, Location loc, ValueRange rest) {
+          SmallVector<Value> full = {row};
+          full.append(rest.begin(), rest.end());
+          memref::StoreOp::create(b, loc, load(b, loc, src, full, r), staged, full);
+        });
+      });
+      barrier(loc);
+      src = staged;
+    }
     auto reduceOne = [&](OpBuilder &b, Location loc, ValueRange dstIndices,
                          ValueRange outer, Value r) {
       Value init = op.getClear() ? identity(b, loc, op.getKind(), srcType.getElementType())
@@ -627,12 +645,15 @@ private:
     return result;
   }
 
-  /// exp2/log2 as the PTX approximations (ex2.approx / lg2.approx), as the
-  /// fastest attention kernels use them; no libdevice needed.
+  /// exp2/log2 (and exp/log through them) as the PTX approximations
+  /// (ex2.approx / lg2.approx), as the fastest attention kernels use them;
+  /// abs and sqrt as LLVM intrinsics. convert-gpu-to-nvvm would otherwise
+  /// call libdevice, which we do not link.
   void replaceTranscendentals() {
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
-      if (isa<math::Exp2Op, math::Log2Op>(op))
+      if (isa<math::Exp2Op, math::Log2Op, math::ExpOp, math::LogOp, math::AbsFOp,
+              math::SqrtOp, math::RsqrtOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -641,11 +662,23 @@ private:
       Value x = op->getOperand(0);
       Type type = x.getType(), f32 = rewriter.getF32Type();
       Value x32 = convertFloat(rewriter, loc, x, f32);
-      StringRef name = isa<math::Exp2Op>(op) ? "llvm.nvvm.ex2.approx.ftz.f"
-                                             : "llvm.nvvm.lg2.approx.ftz.f";
+      bool exponential = isa<math::Exp2Op, math::ExpOp>(op);
+      StringRef name = exponential ? "llvm.nvvm.ex2.approx.ftz.f" : "llvm.nvvm.lg2.approx.ftz.f";
+      if (isa<math::AbsFOp>(op))
+        name = "llvm.fabs.f32";
+      else if (isa<math::SqrtOp>(op))
+        name = "llvm.sqrt.f32";
+      else if (isa<math::RsqrtOp>(op))
+        name = "llvm.nvvm.rsqrt.approx.ftz.f";
+      if (isa<math::ExpOp>(op)) // e^x = 2^(x log2 e)
+        x32 = arith::MulFOp::create(rewriter, loc, x32,
+                                    arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(1.4426950408889634f)));
       Value y = LLVM::CallIntrinsicOp::create(rewriter, loc, f32,
                                               rewriter.getStringAttr(name), ValueRange{x32})
                     .getResult(0);
+      if (isa<math::LogOp>(op)) // ln x = log2 x * ln 2
+        y = arith::MulFOp::create(rewriter, loc, y,
+                                  arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.6931471805599453f)));
       rewriter.replaceOp(op, convertFloat(rewriter, loc, y, type));
     }
   }
