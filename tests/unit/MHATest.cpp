@@ -35,15 +35,15 @@ void checkMHA(int batch, int heads, int seq, int dim, bool causal) {
 
 } // namespace
 
-TEST_CASE("MHA forward and backward on the CPU, non-causal", "[mha][small]") {
+TEST_CASE("MHA forward and backward, non-causal", "[mha][small]") {
   checkMHA(2, 4, 128, 64, false);
 }
 
-TEST_CASE("MHA forward and backward on the CPU, causal", "[mha][small]") {
+TEST_CASE("MHA forward and backward, causal", "[mha][small]") {
   checkMHA(2, 4, 128, 64, true);
 }
 
-TEST_CASE("MHA on the CPU with seq_len not a multiple of the blocks", "[mha][small]") {
+TEST_CASE("MHA with seq_len not a multiple of the blocks", "[mha][small]") {
   // 200 = 3 * 64 + 8 = 128 + 72: ragged last tiles in every kernel.
   checkMHA(1, 2, 200, 64, false);
   checkMHA(1, 2, 200, 64, true);
