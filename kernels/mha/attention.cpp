@@ -23,7 +23,8 @@ std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
 } // namespace
 
 AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTensor &V,
-                                         HostTensor &dO, bool causal, Backend backend) {
+                                         HostTensor &dO, bool causal, Backend backend,
+                                         AttentionConfig config) {
   const std::vector<std::int64_t> &shape = Q.shape();
   if (shape.size() != 4)
     throw std::invalid_argument("attention: Q must be [batch, seq, heads, dim], got " +
@@ -31,9 +32,17 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   int batch = static_cast<int>(shape[0]), seq = static_cast<int>(shape[1]);
   int heads = static_cast<int>(shape[2]), dim = static_cast<int>(shape[3]);
   BlockSizes fb = forwardBlocks(dim), bb = backwardBlocks(dim);
-  auto fwd = compile(flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N), backend);
+  if (config.fwdBlockM)
+    fb = {config.fwdBlockM, config.fwdBlockN};
+  if (config.bwdBlockM)
+    bb = {config.bwdBlockM, config.bwdBlockN};
+  auto fwd = compile(flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N,
+                                   config.fwdThreads),
+                     backend);
   auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim), backend);
-  auto bwd = compile(flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N), backend);
+  auto bwd = compile(flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N,
+                                   config.bwdThreads),
+                     backend);
   auto post = compile(flashattn_bwd_postprocess(batch, heads, seq, dim), backend);
 
   std::vector<HostTensor> o_lse = (*fwd)({&Q, &K, &V});

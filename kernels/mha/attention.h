@@ -13,10 +13,18 @@ struct AttentionResult {
 
 enum class Backend { cpu, gpu };
 
+/// Block sizes and threads of the forward and backward kernels; the default
+/// is the reference's configuration.
+struct AttentionConfig {
+  int fwdBlockM = 0, fwdBlockN = 0, fwdThreads = 32; // 0: the reference's blocks
+  int bwdBlockM = 0, bwdBlockN = 0, bwdThreads = 32;
+};
+
 /// Q, K, V, dO: [batch, seq, heads, dim] f16. Compiles the four programs for
 /// this shape and runs them.
 AttentionResult attentionForwardBackward(runtime::HostTensor &Q, runtime::HostTensor &K,
                                          runtime::HostTensor &V, runtime::HostTensor &dO,
-                                         bool causal, Backend backend = Backend::cpu);
+                                         bool causal, Backend backend = Backend::cpu,
+                                         AttentionConfig config = {});
 
 } // namespace tl::kernels::mha

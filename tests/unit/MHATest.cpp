@@ -12,7 +12,8 @@ namespace mha = tl::kernels::mha;
 
 namespace {
 
-void checkMHA(int batch, int heads, int seq, int dim, bool causal) {
+void checkMHA(int batch, int heads, int seq, int dim, bool causal,
+              mha::AttentionConfig config = {}) {
   INFO("batch=" << batch << " heads=" << heads << " seq=" << seq << " dim=" << dim
                 << " causal=" << causal);
   std::vector<std::int64_t> shape = {batch, seq, heads, dim};
@@ -21,7 +22,7 @@ void checkMHA(int batch, int heads, int seq, int dim, bool causal) {
   HostTensor V = tl::testing::randomTensor(shape, tl::dsl::f16, 102);
   HostTensor dO = tl::testing::randomTensor(shape, tl::dsl::f16, 103);
 
-  mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal, tl::testing::backend());
+  mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal, tl::testing::backend(), config);
 
   tl::testing::AttentionShape sh{batch, heads, seq, dim};
   tl::testing::AttentionGrads ref = tl::testing::attentionReference(
@@ -54,4 +55,14 @@ TEST_CASE("MHA at the reference's shape (8, 32, 256, 64)", "[mha][reference]") {
     return; // minutes on the CPU; the small shapes above cover it there
   checkMHA(8, 32, 256, 64, false);
   checkMHA(8, 32, 256, 64, true);
+}
+
+TEST_CASE("MHA with 4-warp blocks (the forward on tensor cores on the GPU)", "[mha][small]") {
+  mha::AttentionConfig config;
+  config.fwdThreads = 128;
+  config.bwdBlockM = config.bwdBlockN = 64;
+  config.bwdThreads = 128;
+  checkMHA(2, 4, 128, 64, false, config);
+  checkMHA(2, 4, 128, 64, true, config);
+  checkMHA(1, 2, 200, 64, true, config);
 }

@@ -80,7 +80,8 @@ TEST_CASE("fill, parallel, select and math", "[ops]") {
 namespace {
 /// C = op(A) op(B) (+ C0 unless clear) with A f16 [M,K] or [K,M], B [K,N] or [N,K].
 void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
-               bool aInFragment) {
+               bool aInFragment, GemmWarpPolicy policy = GemmWarpPolicy::FullRow,
+               int threads = 128) {
   Program p("gemm");
   std::vector<std::int64_t> aShape = ta ? std::vector<std::int64_t>{K, M}
                                         : std::vector<std::int64_t>{M, K};
@@ -90,7 +91,7 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
   Buffer B = p.tensor("B", bShape, f16);
   Buffer C0 = p.tensor("C0", {M, N}, f32);
   Buffer C = p.output("C", {M, N}, f32);
-  p.kernel({1}, 128, [&](Expr) {
+  p.kernel({1}, threads, [&](Expr) {
     Buffer a = aInFragment ? alloc_fragment(aShape, f16) : alloc_shared(aShape, f16);
     Buffer b = alloc_shared(bShape, f16);
     Buffer c = alloc_fragment({M, N}, f32);
@@ -98,7 +99,7 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
     copy(B, b);
     copy(C0, c);
     gemm(a, b, c, {.transpose_A = ta, .transpose_B = tb,
-                   .policy = GemmWarpPolicy::FullRow, .clear_accum = clearAccum});
+                   .policy = policy, .clear_accum = clearAccum});
     copy(c, C);
   });
   HostTensor a = randomTensor(aShape, f16, 10), b = randomTensor(bShape, f16, 11);
@@ -113,7 +114,8 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
                b.at(tb ? j * K + k : k * N + j);
       expected[i * N + j] = static_cast<float>(sum);
     }
-  INFO("gemm " << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb);
+  INFO("gemm " << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb
+                << " policy=" << int(policy) << " threads=" << threads);
   checkClose("C", out[0].toFloat(), expected, 1e-4, 1e-4);
 }
 } // namespace
@@ -123,6 +125,17 @@ TEST_CASE("gemm: transposes, accumulation, operands from fragments", "[ops]") {
     for (bool tb : {false, true})
       checkGemm(32, 48, 64, ta, tb, /*clearAccum=*/false, /*aInFragment=*/false);
   checkGemm(64, 16, 32, false, true, /*clearAccum=*/true, /*aInFragment=*/true);
+}
+
+TEST_CASE("gemm: shapes the GPU runs on tensor cores (mma.sync)", "[ops]") {
+  // 64 x 64 tiles over 4 warps: FullRow gives each warp 16 rows, Square 32x32.
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      checkGemm(64, 64, 32, ta, tb, /*clearAccum=*/false, /*aInFragment=*/false);
+  checkGemm(64, 64, 64, false, true, false, false, GemmWarpPolicy::Square);
+  checkGemm(64, 32, 32, false, false, true, false, GemmWarpPolicy::FullCol);
+  checkGemm(64, 64, 32, false, true, /*clearAccum=*/true, /*aInFragment=*/true);
+  checkGemm(128, 64, 16, false, false, false, false, GemmWarpPolicy::FullRow, 256);
 }
 
 TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[ops]") {

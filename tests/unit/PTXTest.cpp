@@ -29,6 +29,14 @@ std::vector<std::pair<std::string, tl::dsl::Program>> shippedKernels() {
     kernels.emplace_back("flash_bwd" + suffix,
                          mha::flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
   }
+  // The 4-warp configuration, whose gemms run on tensor cores (mma.sync).
+  for (bool causal : {false, true}) {
+    std::string suffix = causal ? "_causal_mma" : "_mma";
+    kernels.emplace_back("flash_fwd" + suffix,
+                         mha::flashattn_fwd(batch, heads, seq, dim, causal, 64, 64, 128));
+    kernels.emplace_back("flash_bwd" + suffix,
+                         mha::flashattn_bwd(batch, heads, seq, dim, causal, 64, 64, 128));
+  }
   kernels.emplace_back("flash_bwd_prep", mha::flashattn_bwd_preprocess(batch, heads, seq, dim));
   kernels.emplace_back("flash_bwd_post", mha::flashattn_bwd_postprocess(batch, heads, seq, dim));
   return kernels;
@@ -56,6 +64,8 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       tl::GPUBinary binary = tl::compileForGPU(program, arch);
       CHECK(binary.ptx.find(".entry " + binary.name) != std::string::npos);
       CHECK(binary.ptx.find(std::string(".target ") + arch) != std::string::npos);
+      if (file.ends_with("_mma"))
+        CHECK(binary.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos);
       if (!haveAssembler)
         continue;
       fs::path ptx = dir / (file + "." + arch + ".ptx"), log = dir / (file + ".log");
@@ -73,7 +83,7 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       CHECK(spills[2] == "0");
       std::smatch registers;
       if (std::regex_search(output, registers, std::regex("Used (\\d+) registers")))
-        std::printf("ptxas %-7s %-18s %3s registers, spills %s/%s bytes\n", arch,
+        std::printf("ptxas %-7s %-22s %3s registers, spills %s/%s bytes\n", arch,
                     file.c_str(), registers[1].str().c_str(), spills[1].str().c_str(),
                     spills[2].str().c_str());
     }

@@ -131,8 +131,9 @@ int writePTX(const std::string &arch, const std::string &dir) {
     std::printf("%-22s %s grid", (file + ".ptx").c_str(), arch.c_str());
     for (std::int64_t g : binary.grid)
       std::printf(" %lld", static_cast<long long>(g));
-    std::printf(" threads %lld shared %lld B\n", static_cast<long long>(binary.threads),
-                static_cast<long long>(binary.sharedBytes));
+    std::printf(" threads %lld shared %lld B fragments %s\n",
+                static_cast<long long>(binary.threads),
+                static_cast<long long>(binary.sharedBytes), binary.fragmentLayout.c_str());
   }
   return 0;
 }

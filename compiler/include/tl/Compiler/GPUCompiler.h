@@ -22,6 +22,7 @@ struct GPUBinary {
   std::int64_t threads = 0;           // per block
   std::int64_t sharedBytes = 0;       // dynamic shared memory per block
   std::vector<dsl::Param> params;     // one bare device pointer each
+  std::string fragmentLayout;         // "mma", or "row: <why not mma>"
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` through

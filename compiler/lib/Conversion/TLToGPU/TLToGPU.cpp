@@ -1,11 +1,11 @@
 //===- TLToGPU.cpp - lower tl programs to per-thread GPU code -------------===//
 //
-// The first GPU lowering: correct for every program the eDSL builds, with one
-// simple fragment layout (see the pass description in Passes.td). Thread t of
-// T owns rows t, t+T, ... of every fragment and keeps them in a per-thread
-// array indexed by r = (row - t) / T; tile ops on fragments iterate a thread's
-// own rows, tile ops without fragments spread their elements over all
-// threads, and shared memory is fenced by barriers around every write.
+// Fragments take the layouts FragmentLayout.h infers: the mma.sync layout
+// (gemm on tensor cores, row reductions by quad shuffles) where the kernel
+// allows, else the Row layout (thread t owns rows t, t+T, ...), which works
+// for every program. Tile ops on fragments iterate the elements a thread owns;
+// tile ops without fragments spread their elements over all threads; shared
+// memory is fenced by barriers around every write.
 //
 // The lowering walks each kernel body in program order: fragment accesses
 // must be rewritten together with the loops that own them, which a set of
@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../LoweringHelpers.h"
+#include "FragmentLayout.h"
 
 #include "tl/Conversion/Passes.h"
 
@@ -23,6 +24,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
@@ -75,8 +77,16 @@ SmallVector<Value> regionIndices(OpBuilder &b, Location loc, ValueRange offsets,
 }
 
 struct Fragment {
-  Value storage; // memref<R x rest...>, per thread
-  int64_t rows;  // extent of dimension 0
+  Value storage;         // per thread: Row memref<R x rest...>, Mma memref<count>
+  FragmentLayout layout;
+};
+
+/// Which element of its driving fragment a thread is at, inside a loop over
+/// the elements it owns: Row: local row `r`; Mma/MmaRow: element `slot`.
+struct Owned {
+  FragmentLayout layout;
+  Value r;
+  int64_t slot = 0;
 };
 
 class KernelLowering {
@@ -96,6 +106,17 @@ public:
                         MemRefLayoutAttrInterface(),
                         gpu::AddressSpaceAttr::get(func.getContext(),
                                                    gpu::AddressSpace::Workgroup)));
+    std::string why;
+    layouts_ = inferFragmentLayouts(func, threads, why);
+    bool mma = llvm::any_of(layouts_, [](auto &entry) {
+      return entry.second.kind != FragmentLayout::Kind::Row;
+    });
+    func->setAttr("tl.fragment_layout", rewriter.getStringAttr(mma ? "mma" : "row: " + why));
+    if (mma) {
+      Value warp = arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, 32));
+      lane = arith::RemUIOp::create(rewriter, loc, tid, index(rewriter, loc, 32));
+      warpId = warp;
+    }
     if (failed(lowerBlock(entry)))
       return failure();
     for (auto &[old, fragment] : fragments) {
@@ -187,14 +208,30 @@ private:
   // Element access
   //===--------------------------------------------------------------------===//
 
-  /// Loads element `indices` of `buffer` (a fragment: at local row `r`; a
-  /// global tensor: through its layout, zero past the end).
-  Value load(OpBuilder &b, Location loc, Value buffer, ValueRange indices, Value r) {
-    if (isFragment(buffer)) {
+  /// Storage indices of `fragment`'s element `indices` at the thread's
+  /// current element `owned` (see Owned).
+  SmallVector<Value> localIndices(OpBuilder &b, Location loc, Value fragment,
+                                  ValueRange indices, const Owned &owned) {
+    const Fragment &f = fragments.find(fragment)->second;
+    if (f.layout.kind == FragmentLayout::Kind::Row) {
       SmallVector<Value> local(indices);
-      local[0] = r;
-      return memref::LoadOp::create(b, loc, fragments.lookup(buffer).storage, local);
+      local[0] = owned.r;
+      return local;
     }
+    int64_t slot = owned.slot;
+    if (owned.layout.kind == FragmentLayout::Kind::Mma &&
+        f.layout.kind == FragmentLayout::Kind::MmaRow)
+      slot = owned.layout.rowSlot(owned.slot);
+    return {index(b, loc, slot)};
+  }
+
+  /// Loads element `indices` of `buffer` (a fragment: the thread's own
+  /// element; a global tensor: through its layout, zero past the end).
+  Value load(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
+             const Owned *owned) {
+    if (isFragment(buffer))
+      return memref::LoadOp::create(b, loc, fragments.lookup(buffer).storage,
+                                    localIndices(b, loc, buffer, indices, *owned));
     if (!isGlobal(buffer))
       return memref::LoadOp::create(b, loc, buffer, indices);
     Type element = cast<MemRefType>(buffer.getType()).getElementType();
@@ -212,14 +249,13 @@ private:
   }
 
   void store(OpBuilder &b, Location loc, Value value, Value buffer,
-             ValueRange indices, Value r) {
+             ValueRange indices, const Owned *owned) {
     Type element = cast<MemRefType>(buffer.getType()).getElementType();
     if (value.getType() != element)
       value = convertFloat(b, loc, value, element);
     if (isFragment(buffer)) {
-      SmallVector<Value> local(indices);
-      local[0] = r;
-      memref::StoreOp::create(b, loc, value, fragments.lookup(buffer).storage, local);
+      memref::StoreOp::create(b, loc, value, fragments.lookup(buffer).storage,
+                              localIndices(b, loc, buffer, indices, *owned));
       return;
     }
     if (!isGlobal(buffer)) {
@@ -232,6 +268,72 @@ private:
                         memref::StoreOp::create(b, loc, value, ref.memref, ref.indices);
                         scf::YieldOp::create(b, loc);
                       });
+  }
+
+  /// Runs `body` for every element of a fragment of `layout` and `shape` that
+  /// this thread owns, with the element's logical indices. Mma layouts unroll
+  /// (constant storage indices keep fragments in registers).
+  void forOwned(Location loc, const FragmentLayout &layout, ArrayRef<int64_t> shape,
+                function_ref<void(OpBuilder &, Location, const Owned &, ValueRange)> body) {
+    if (layout.kind == FragmentLayout::Kind::Row) {
+      forOwnedRows(loc, shape[0], [&](OpBuilder &b, Location loc, Value r, Value row) {
+        buildLoops(b, loc, shape.drop_front(), [&](OpBuilder &b, Location loc, ValueRange rest) {
+          SmallVector<Value> full = {row};
+          full.append(rest.begin(), rest.end());
+          body(b, loc, Owned{layout, r, 0}, full);
+        });
+      });
+      return;
+    }
+    auto [rowBase, colBase] = mmaBases(loc, layout);
+    for (int64_t slot = 0; slot < layout.count(); ++slot) {
+      Owned owned{layout, Value(), slot};
+      if (layout.kind == FragmentLayout::Kind::MmaRow) {
+        int64_t offset = (slot / 2) * 16 + (slot % 2) * 8;
+        body(rewriter, loc, owned, {add(loc, rowBase, offset)});
+        continue;
+      }
+      int64_t tile = slot / 4, e = slot % 4;
+      int64_t row = (tile / layout.tilesN()) * 16 + (e / 2) * 8;
+      int64_t col = (tile % layout.tilesN()) * 8 + e % 2;
+      body(rewriter, loc, owned, {add(loc, rowBase, row), add(loc, colBase, col)});
+    }
+  }
+
+  Value add(Location loc, Value v, int64_t c) {
+    return c ? arith::AddIOp::create(rewriter, loc, v, index(rewriter, loc, c)).getResult() : v;
+  }
+
+  /// Row of this thread's first element in an Mma tile, and its column.
+  std::pair<Value, Value> mmaBases(Location loc, const FragmentLayout &layout) {
+    auto &b = rewriter;
+    Value wm = arith::DivUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
+    Value wn = arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
+    Value quad = arith::DivUIOp::create(b, loc, lane, index(b, loc, 4));
+    Value pair = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)), index(b, loc, 2));
+    Value rowBase = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, wm, index(b, loc, layout.rows / layout.warpsM)), quad);
+    Value colBase = layout.kind == FragmentLayout::Kind::MmaRow
+                        ? Value()
+                        : arith::AddIOp::create(
+                              b, loc,
+                              arith::MulIOp::create(b, loc, wn,
+                                                    index(b, loc, layout.cols / layout.warpsN)),
+                              pair).getResult();
+    return {rowBase, colBase};
+  }
+
+  /// i1: this thread is the one that writes out a replicated MmaRow element.
+  Value rowWriter(Location loc, const FragmentLayout &layout) {
+    auto &b = rewriter;
+    Value firstOfQuad = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
+        index(b, loc, 0));
+    Value firstColumnWarp = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN)), index(b, loc, 0));
+    return arith::AndIOp::create(b, loc, firstOfQuad, firstColumnWarp);
   }
 
   //===--------------------------------------------------------------------===//
@@ -254,12 +356,15 @@ private:
     }
     if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
       MemRefType type = alloc.getType();
+      FragmentLayout layout = layouts_.lookup(alloc.getResult());
       SmallVector<int64_t> shape(type.getShape());
-      int64_t rows = shape[0];
-      shape[0] = (rows + threads - 1) / threads;
+      if (layout.kind == FragmentLayout::Kind::Row)
+        shape[0] = (shape[0] + threads - 1) / threads;
+      else
+        shape = {layout.count()};
       Value storage = memref::AllocaOp::create(
           rewriter, loc, MemRefType::get(shape, type.getElementType()));
-      fragments[alloc.getResult()] = {storage, rows};
+      fragments[alloc.getResult()] = {storage, layout};
       return success();
     }
     if (auto alloc = dyn_cast<AllocLocalOp>(op)) {
@@ -299,7 +404,7 @@ private:
                                           tid, index(rewriter, loc, 0));
       auto guard = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
       rewriter.moveOpBefore(atomic, guard.thenBlock()->getTerminator());
-      return lowerElementOps(atomic, Value(), Value());
+      return lowerElementOps(atomic, nullptr, {});
     }
     if (isa<memref::LoadOp, memref::StoreOp>(op)) {
       Value buffer = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
@@ -380,30 +485,39 @@ private:
                                       side == src ? op.getSrcSizes() : op.getDstSizes())))
           return failure();
       ArrayRef<int64_t> shape = cast<MemRefType>(fragment.getType()).getShape();
-      forOwnedRows(loc, shape[0], [&](OpBuilder &b, Location loc, Value r, Value row) {
-        buildLoops(b, loc, shape.drop_front(), [&](OpBuilder &b, Location loc, ValueRange rest) {
-          SmallVector<Value> full = {row};
-          full.append(rest.begin(), rest.end());
-          SmallVector<Value> squeezed;
-          for (auto [d, extent] : llvm::enumerate(shape))
-            if (extent != 1)
-              squeezed.push_back(full[d]);
-          SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), squeezed);
-          SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), squeezed);
-          store(b, loc, load(b, loc, src, from, r), dst, to, r);
+      const FragmentLayout &layout = fragments.find(fragment)->second.layout;
+      // A replicated row vector is written out by one of its holders only.
+      Value writer = layout.kind == FragmentLayout::Kind::MmaRow && !isFragment(dst)
+                         ? rowWriter(loc, layout)
+                         : Value();
+      forOwned(loc, layout, shape, [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
+        SmallVector<Value> squeezed;
+        for (auto [d, extent] : llvm::enumerate(shape))
+          if (extent != 1)
+            squeezed.push_back(full[d]);
+        SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), squeezed);
+        SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), squeezed);
+        Value value = load(b, loc, src, from, &owned);
+        if (!writer) {
+          store(b, loc, value, dst, to, &owned);
+          return;
+        }
+        scf::IfOp::create(b, loc, writer, [&](OpBuilder &b, Location loc) {
+          store(b, loc, value, dst, to, &owned);
+          scf::YieldOp::create(b, loc);
         });
       });
     } else if (isLocal(src) || isLocal(dst)) {
       buildLoops(rewriter, loc, extents, [&](OpBuilder &b, Location loc, ValueRange s) {
         SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
         SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
-        store(b, loc, load(b, loc, src, from, {}), dst, to, {});
+        store(b, loc, load(b, loc, src, from, nullptr), dst, to, nullptr);
       });
     } else {
       forSpread(loc, extents, [&](OpBuilder &b, Location loc, ValueRange s) {
         SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
         SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
-        store(b, loc, load(b, loc, src, from, {}), dst, to, {});
+        store(b, loc, load(b, loc, src, from, nullptr), dst, to, nullptr);
       });
     }
     if (writesShared)
@@ -422,6 +536,8 @@ private:
     if (isFragment(a) && ta)
       return op.emitOpError("takes a transposed A from a fragment; the GPU "
                             "lowering needs it in shared memory");
+    if (fragments.find(c)->second.layout.kind == FragmentLayout::Kind::Mma)
+      return lowerGemmMma(op);
     auto aType = cast<MemRefType>(a.getType());
     auto cType = cast<MemRefType>(c.getType());
     int64_t k = ta ? aType.getDimSize(0) : aType.getDimSize(1);
@@ -454,6 +570,153 @@ private:
     return success();
   }
 
+  //===--------------------------------------------------------------------===//
+  // Tensor cores
+  //===--------------------------------------------------------------------===//
+
+  /// Two f16/bf16 values packed into the i32 an mma.sync register holds.
+  Value pack(Location loc, Value lo, Value hi, Type half) {
+    auto &b = rewriter;
+    auto bits = [&](Value v) {
+      v = convertFloat(b, loc, v, half);
+      Value i16 = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
+      return arith::ExtUIOp::create(b, loc, b.getI32Type(), i16).getResult();
+    };
+    Value high = arith::ShLIOp::create(b, loc, bits(hi),
+                                       arith::ConstantIntOp::create(b, loc, b.getI32Type(), 16));
+    return arith::OrIOp::create(b, loc, bits(lo), high);
+  }
+
+  /// mma.sync m16n8k16 row.col with f32 accumulators, through inline PTX.
+  SmallVector<Value> mma(Location loc, ArrayRef<Value> a, ArrayRef<Value> b,
+                         ArrayRef<Value> c, bool bf16) {
+    auto &rw = rewriter;
+    Type f32 = rw.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(rw.getContext(), {f32, f32, f32, f32});
+    SmallVector<Value> operands(a.begin(), a.end());
+    operands.append(b.begin(), b.end());
+    operands.append(c.begin(), c.end());
+    std::string text = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
+                       (bf16 ? "bf16.bf16" : "f16.f16") +
+                       ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    auto call = LLVM::InlineAsmOp::create(
+        rw, loc, resultType, operands, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+        /*has_side_effects=*/false, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(rw.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    SmallVector<Value> d;
+    for (int64_t i = 0; i < 4; ++i)
+      d.push_back(LLVM::ExtractValueOp::create(rw, loc, call.getResult(0), i));
+    return d;
+  }
+
+  /// gemm with an Mma accumulator: per warp, per 16-deep K step, A and B
+  /// fragments gathered from shared memory (or A from an Mma fragment, whose
+  /// accumulator layout is mma's A layout) and one mma.sync per 16x8 tile.
+  LogicalResult lowerGemmMma(GemmOp op) {
+    Location loc = op.getLoc();
+    Value a = op.getA(), bBuf = op.getB(), c = op.getC();
+    bool ta = op.getTransposeA(), tb = op.getTransposeB();
+    const FragmentLayout &cl = fragments.find(c)->second.layout;
+    auto aType = cast<MemRefType>(a.getType());
+    int64_t k = ta ? aType.getDimSize(0) : aType.getDimSize(1);
+    Type half = aType.getElementType();
+    bool bf16 = half.isBF16();
+    Value cStorage = fragments.lookup(c).storage;
+    auto [rowBase, colBase] = mmaBases(loc, cl);
+    // Lane's column pair inside a 16-deep K step: 2 * (lane % 4).
+    Value kPair = arith::MulIOp::create(
+        rewriter, loc, arith::RemUIOp::create(rewriter, loc, lane, index(rewriter, loc, 4)),
+        index(rewriter, loc, 2));
+    Value quad = arith::DivUIOp::create(rewriter, loc, lane, index(rewriter, loc, 4));
+    Value colWarp = arith::SubIOp::create(rewriter, loc, colBase, kPair); // wn * nW
+    if (op.getClearAccum())
+      for (int64_t l = 0; l < cl.count(); ++l)
+        memref::StoreOp::create(rewriter, loc, zeroOf(rewriter, loc, rewriter.getF32Type()),
+                                cStorage, ValueRange{index(rewriter, loc, l)});
+    auto loadA = [&](Value m, Value kk) -> Value {
+      return memref::LoadOp::create(rewriter, loc, a, ta ? ValueRange{kk, m} : ValueRange{m, kk});
+    };
+    auto loadB = [&](Value kk, Value n) -> Value {
+      return memref::LoadOp::create(rewriter, loc, bBuf, tb ? ValueRange{n, kk} : ValueRange{kk, n});
+    };
+    auto slot = [&](Value storage, int64_t l) -> Value {
+      return memref::LoadOp::create(rewriter, loc, storage, ValueRange{index(rewriter, loc, l)});
+    };
+    for (int64_t kt = 0; kt < k / 16; ++kt) {
+      Value k0 = add(loc, kPair, kt * 16), k8 = add(loc, kPair, kt * 16 + 8);
+      Value k1 = add(loc, kPair, kt * 16 + 1), k9 = add(loc, kPair, kt * 16 + 9);
+      SmallVector<SmallVector<Value>> aRegs;
+      for (int64_t tm = 0; tm < cl.tilesM(); ++tm) {
+        if (isFragment(a)) {
+          const Fragment &af = fragments.find(a)->second;
+          int64_t tiles = af.layout.tilesN();
+          int64_t t0 = (tm * tiles + 2 * kt) * 4, t1 = (tm * tiles + 2 * kt + 1) * 4;
+          aRegs.push_back({pack(loc, slot(af.storage, t0), slot(af.storage, t0 + 1), half),
+                           pack(loc, slot(af.storage, t0 + 2), slot(af.storage, t0 + 3), half),
+                           pack(loc, slot(af.storage, t1), slot(af.storage, t1 + 1), half),
+                           pack(loc, slot(af.storage, t1 + 2), slot(af.storage, t1 + 3), half)});
+          continue;
+        }
+        Value r0 = add(loc, rowBase, tm * 16), r8 = add(loc, rowBase, tm * 16 + 8);
+        aRegs.push_back({pack(loc, loadA(r0, k0), loadA(r0, k1), half),
+                         pack(loc, loadA(r8, k0), loadA(r8, k1), half),
+                         pack(loc, loadA(r0, k8), loadA(r0, k9), half),
+                         pack(loc, loadA(r8, k8), loadA(r8, k9), half)});
+      }
+      for (int64_t tn = 0; tn < cl.tilesN(); ++tn) {
+        Value n = arith::AddIOp::create(rewriter, loc, colWarp, add(loc, quad, tn * 8));
+        SmallVector<Value> bRegs = {pack(loc, loadB(k0, n), loadB(k1, n), half),
+                                    pack(loc, loadB(k8, n), loadB(k9, n), half)};
+        for (int64_t tm = 0; tm < cl.tilesM(); ++tm) {
+          int64_t base = (tm * cl.tilesN() + tn) * 4;
+          SmallVector<Value> acc;
+          for (int64_t e = 0; e < 4; ++e)
+            acc.push_back(slot(cStorage, base + e));
+          SmallVector<Value> d = mma(loc, aRegs[tm], bRegs, acc, bf16);
+          for (int64_t e = 0; e < 4; ++e)
+            memref::StoreOp::create(rewriter, loc, d[e], cStorage,
+                                    ValueRange{index(rewriter, loc, base + e)});
+        }
+      }
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// Row reduction of an Mma fragment: each thread combines the columns it
+  /// holds, then the four lanes of a row combine by shuffles.
+  LogicalResult lowerReduceMma(ReduceOp op) {
+    Location loc = op.getLoc();
+    const Fragment &src = fragments.find(op.getSrc())->second;
+    const Fragment &dst = fragments.find(op.getDst())->second;
+    const FragmentLayout &l = src.layout;
+    auto &b = rewriter;
+    auto slot = [&](Value storage, int64_t i) -> Value {
+      return memref::LoadOp::create(b, loc, storage, ValueRange{index(b, loc, i)});
+    };
+    Type f32 = cast<MemRefType>(src.storage.getType()).getElementType();
+    for (int64_t q = 0; q < l.tilesM() * 2; ++q) {
+      int64_t tm = q / 2, h = q % 2;
+      Value acc = identity(b, loc, op.getKind(), f32);
+      for (int64_t tn = 0; tn < l.tilesN(); ++tn)
+        for (int64_t e = 0; e < 2; ++e)
+          acc = combine(b, loc, op.getKind(), acc,
+                        slot(src.storage, (tm * l.tilesN() + tn) * 4 + h * 2 + e));
+      ReduceKind across = op.getKind() == ReduceKind::abssum ? ReduceKind::sum : op.getKind();
+      for (int32_t offset : {1, 2}) {
+        Value other = gpu::ShuffleOp::create(b, loc, acc, offset, 32, gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        acc = combine(b, loc, across, acc, other);
+      }
+      if (!op.getClear())
+        acc = combine(b, loc, across, acc, slot(dst.storage, q));
+      memref::StoreOp::create(b, loc, acc, dst.storage, ValueRange{index(b, loc, q)});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
   static Value identity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
     if (kind == ReduceKind::sum || kind == ReduceKind::abssum)
       return zeroOf(b, loc, type);
@@ -480,24 +743,22 @@ private:
     auto dim = static_cast<int64_t>(op.getDim());
     if (!isa<FloatType>(srcType.getElementType()))
       return op.emitOpError("reduces integers; the GPU lowering reduces floats only");
+    if (isFragment(src) && fragments.find(src)->second.layout.kind == FragmentLayout::Kind::Mma)
+      return lowerReduceMma(op);
     if (isFragment(src) && (dim == 0 || !isFragment(dst))) {
       // The rows to combine belong to other threads: stage the source in
       // shared memory and reduce from there.
       Value staged = allocateShared(loc, srcType);
-      ArrayRef<int64_t> shape = srcType.getShape();
       barrier(loc);
-      forOwnedRows(loc, shape[0], [&](OpBuilder &b, Location loc, Value r, Value row) {
-        buildLoops(b, loc, shape.drop_front(), [&](OpBuilder &b, Location loc, ValueRange rest) {
-          SmallVector<Value> full = {row};
-          full.append(rest.begin(), rest.end());
-          memref::StoreOp::create(b, loc, load(b, loc, src, full, r), staged, full);
-        });
-      });
+      forOwned(loc, fragments.find(src)->second.layout, srcType.getShape(),
+               [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
+                 memref::StoreOp::create(b, loc, load(b, loc, src, full, &owned), staged, full);
+               });
       barrier(loc);
       src = staged;
     }
     auto reduceOne = [&](OpBuilder &b, Location loc, ValueRange dstIndices,
-                         ValueRange outer, Value r) {
+                         ValueRange outer, const Owned *r) {
       Value init = op.getClear() ? identity(b, loc, op.getKind(), srcType.getElementType())
                                  : load(b, loc, dst, dstIndices, r);
       auto loop = scf::ForOp::create(
@@ -514,14 +775,10 @@ private:
     SmallVector<int64_t> outerShape(srcType.getShape());
     outerShape.erase(outerShape.begin() + dim);
     if (isFragment(dst)) {
-      forOwnedRows(loc, dstType.getDimSize(0), [&](OpBuilder &b, Location loc, Value r, Value row) {
-        buildLoops(b, loc, ArrayRef<int64_t>(outerShape).drop_front(),
-                   [&](OpBuilder &b, Location loc, ValueRange rest) {
-          SmallVector<Value> outer = {row};
-          outer.append(rest.begin(), rest.end());
-          reduceOne(b, loc, outer, outer, r);
-        });
-      });
+      forOwned(loc, fragments.find(dst)->second.layout, dstType.getShape(),
+               [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange outer) {
+                 reduceOne(b, loc, outer, outer, &owned);
+               });
     } else {
       bool toShared = isShared(dst);
       if (toShared)
@@ -530,7 +787,7 @@ private:
         SmallVector<Value> dstIndices(outer);
         if (dstIndices.empty())
           dstIndices.push_back(index(b, loc, 0));
-        reduceOne(b, loc, dstIndices, outer, {});
+        reduceOne(b, loc, dstIndices, outer, nullptr);
       };
       if (toShared)
         forSpread(loc, outerShape.empty() ? SmallVector<int64_t>{1} : outerShape,
@@ -565,35 +822,53 @@ private:
     return found;
   }
 
+  /// The fragment whose layout decides which thread runs which iteration of a
+  /// parallel loop: one indexed by all the loop's indices if there is one.
+  Value drivingFragment(ParallelOp op) {
+    Value driver;
+    size_t rank = op.getExtents().size();
+    op.walk([&](Operation *inner) {
+      Value buffer;
+      if (auto l = dyn_cast<memref::LoadOp>(inner))
+        buffer = l.getMemRef();
+      else if (auto s = dyn_cast<memref::StoreOp>(inner))
+        buffer = s.getMemRef();
+      if (!buffer || !isFragment(buffer))
+        return;
+      if (!driver || cast<MemRefType>(buffer.getType()).getRank() == static_cast<int64_t>(rank))
+        driver = buffer;
+    });
+    return driver;
+  }
+
   LogicalResult lowerParallel(ParallelOp op) {
     Location loc = op.getLoc();
     ArrayRef<int64_t> extents = op.getExtents();
     Block &body = op.getBody().front();
-    bool ownsRows = bodyTouches(op, /*fragmentsNotShared=*/true);
     bool writesShared = bodyTouches(op, /*fragmentsNotShared=*/false);
     if (writesShared)
       barrier(loc);
     LogicalResult result = success();
-    auto inlineBody = [&](OpBuilder &b, ValueRange ivs, Value r, Value row) {
-      Operation *marker = scf::YieldOp::create(b, loc); // inline before it
-      rewriter.inlineBlockBefore(&body, marker, ivs);
-      Block *block = marker->getBlock();
-      for (Operation &inner : llvm::make_early_inc_range(*block))
-        if (&inner != marker && failed(lowerElementOps(&inner, r, row)))
+    // One copy of the body per iteration point this thread runs (a loop body
+    // for Row and spread iterations, an unrolled copy per Mma element).
+    auto emitBody = [&](OpBuilder &b, ValueRange ivs, const Owned *owned) {
+      IRMapping mapping;
+      mapping.map(body.getArguments(), ivs);
+      SmallVector<Operation *> copies;
+      for (Operation &inner : body)
+        copies.push_back(b.clone(inner, mapping));
+      for (Operation *copy : copies) // after cloning: lowering replaces ops
+        if (failed(lowerElementOps(copy, owned, ivs)))
           result = failure();
-      rewriter.eraseOp(marker);
     };
-    if (ownsRows) {
-      forOwnedRows(loc, extents[0], [&](OpBuilder &b, Location loc, Value r, Value row) {
-        buildLoops(b, loc, extents.drop_front(), [&](OpBuilder &b, Location loc, ValueRange rest) {
-          SmallVector<Value> ivs = {row};
-          ivs.append(rest.begin(), rest.end());
-          inlineBody(b, ivs, r, row);
-        });
+    if (Value driver = drivingFragment(op)) {
+      const FragmentLayout &layout = fragments.find(driver)->second.layout;
+      forOwned(loc, layout, extents, [&](OpBuilder &b, Location, const Owned &owned, ValueRange ivs) {
+        emitBody(b, ivs, &owned);
       });
     } else {
-      forSpread(loc, extents, [&](OpBuilder &b, Location loc, ValueRange ivs) {
-        inlineBody(b, ivs, Value(), Value());
+      forSpread(loc, extents, [&](OpBuilder &b, Location, ValueRange ivs) {
+        emitBody(b, ivs, nullptr);
       });
     }
     if (writesShared)
@@ -603,31 +878,33 @@ private:
   }
 
   /// Rewrites the element-level ops of a parallel body: fragment accesses go
-  /// to the thread's own row `r` (their first index must be the loop's row),
+  /// to the thread's own element (they must use the loop's own indices),
   /// atomic_add becomes atomic_rmw.
-  LogicalResult lowerElementOps(Operation *root, Value r, Value row) {
+  LogicalResult lowerElementOps(Operation *root, const Owned *owned, ValueRange ivs) {
     LogicalResult result = success();
     root->walk([&](Operation *op) {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPoint(op);
-      auto ownRow = [&](Value buffer, ValueRange indices) -> std::optional<SmallVector<Value>> {
-        if (!row || indices.empty() || indices[0] != row) {
+      auto own = [&](Value buffer, ValueRange indices) -> std::optional<SmallVector<Value>> {
+        bool matches = owned && !indices.empty() && indices[0] == ivs[0];
+        if (matches && owned->layout.kind != FragmentLayout::Kind::Row)
+          for (auto [index, iv] : llvm::zip(indices, ivs))
+            matches = matches && index == iv;
+        if (!matches) {
           op->emitError("a fragment is indexed by something other than the "
-                        "parallel loop's first index; the GPU lowering gives "
-                        "each thread whole rows of every fragment");
+                        "parallel loop's own indices; the thread that holds the "
+                        "element may not be the one running the iteration");
           result = failure();
           return std::nullopt;
         }
-        SmallVector<Value> local(indices);
-        local[0] = r;
-        return local;
+        return localIndices(rewriter, op->getLoc(), buffer, indices, *owned);
       };
       if (auto l = dyn_cast<memref::LoadOp>(op); l && isFragment(l.getMemRef())) {
-        if (auto local = ownRow(l.getMemRef(), l.getIndices()))
+        if (auto local = own(l.getMemRef(), l.getIndices()))
           rewriter.replaceOpWithNewOp<memref::LoadOp>(
               l, fragments.lookup(l.getMemRef()).storage, *local);
       } else if (auto s = dyn_cast<memref::StoreOp>(op); s && isFragment(s.getMemRef())) {
-        if (auto local = ownRow(s.getMemRef(), s.getIndices()))
+        if (auto local = own(s.getMemRef(), s.getIndices()))
           rewriter.replaceOpWithNewOp<memref::StoreOp>(
               s, s.getValue(), fragments.lookup(s.getMemRef()).storage, *local);
       } else if (auto a = dyn_cast<AtomicAddOp>(op)) {
@@ -688,7 +965,8 @@ private:
   IRRewriter rewriter;
   int64_t threads;
   const LayoutMap &layouts;
-  Value tid, sharedBase;
+  Value tid, sharedBase, lane, warpId;
+  FragmentLayouts layouts_;
   int64_t sharedBytes = 0;
   llvm::MapVector<Value, Fragment> fragments;
   llvm::DenseSet<Value> shared, locals;

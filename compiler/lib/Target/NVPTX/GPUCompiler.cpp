@@ -153,6 +153,8 @@ GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
       binary.threads = threads.getInt();
     if (auto shared = func->getAttrOfType<IntegerAttr>("tl.shared_bytes"))
       binary.sharedBytes = shared.getInt();
+    if (auto layout = func->getAttrOfType<StringAttr>("tl.fragment_layout"))
+      binary.fragmentLayout = layout.str();
   });
   binary.ptx = emitPTX(gpuModule, arch, p.name);
   return binary;

@@ -1,0 +1,224 @@
+//===- FragmentLayout.cpp - layout inference for fragments ----------------===//
+#include "FragmentLayout.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace tl::gpu_lowering {
+namespace {
+
+/// Registers a thread may spend on Mma fragments before the kernel is better
+/// off with Row fragments in local memory (no spills either way).
+constexpr int64_t kRegisterBudget = 232;
+
+/// Warp grid for an MxN accumulator (TileLang's policies): FullRow gives
+/// each warp whole rows, FullCol whole columns, Square the most balanced.
+std::optional<std::pair<int64_t, int64_t>> partition(GemmWarpPolicy policy, int64_t m,
+                                                     int64_t n, int64_t warps) {
+  auto fits = [&](int64_t wm, int64_t wn) {
+    return wm * wn == warps && m % (16 * wm) == 0 && n % (8 * wn) == 0;
+  };
+  if (policy == GemmWarpPolicy::FullRow)
+    return fits(warps, 1) ? std::optional(std::pair(warps, int64_t{1})) : std::nullopt;
+  if (policy == GemmWarpPolicy::FullCol)
+    return fits(1, warps) ? std::optional(std::pair(int64_t{1}, warps)) : std::nullopt;
+  std::optional<std::pair<int64_t, int64_t>> best;
+  double bestRatio = 0;
+  for (int64_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm || !fits(wm, warps / wm))
+      continue;
+    double ratio = double(m / wm) / double(n / (warps / wm));
+    double badness = ratio > 1 ? ratio : 1 / ratio;
+    if (!best || badness < bestRatio)
+      best = std::pair(wm, warps / wm), bestRatio = badness;
+  }
+  return best;
+}
+
+struct Inference {
+  int64_t warps;
+  FragmentLayouts layouts;
+  llvm::DenseSet<Value> fragments;
+  bool changed = false;
+  std::string why;
+
+  bool fail(const std::string &reason) {
+    if (why.empty())
+      why = reason;
+    return false;
+  }
+
+  bool assign(Value fragment, const FragmentLayout &layout) {
+    auto it = layouts.find(fragment);
+    if (it == layouts.end()) {
+      layouts[fragment] = layout;
+      changed = true;
+      return true;
+    }
+    return it->second == layout || fail("conflicting layouts for one fragment");
+  }
+
+  std::optional<FragmentLayout> known(Value v) const {
+    auto it = layouts.find(v);
+    if (it == layouts.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  static ArrayRef<int64_t> shape(Value v) {
+    return cast<MemRefType>(v.getType()).getShape();
+  }
+
+  bool seedFromGemm(GemmOp gemm) {
+    if (!fragments.count(gemm.getC()))
+      return fail("gemm accumulator is not a fragment");
+    auto a = cast<MemRefType>(gemm.getA().getType());
+    if (!a.getElementType().isF16() && !a.getElementType().isBF16())
+      return fail("gemm operands are not f16/bf16");
+    if (!cast<MemRefType>(gemm.getC().getType()).getElementType().isF32())
+      return fail("gemm accumulator is not f32");
+    ArrayRef<int64_t> c = shape(gemm.getC());
+    int64_t k = gemm.getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
+    if (k % 16)
+      return fail("gemm K is not a multiple of 16");
+    auto grid = partition(gemm.getPolicy(), c[0], c[1], warps);
+    if (!grid)
+      return fail("gemm tile does not split into m16n8 tiles per warp");
+    FragmentLayout layout{FragmentLayout::Kind::Mma, c[0], c[1], grid->first, grid->second};
+    if (!assign(gemm.getC(), layout))
+      return false;
+    if (fragments.count(gemm.getB()))
+      return fail("gemm B is a fragment");
+    if (fragments.count(gemm.getA())) {
+      if (gemm.getTransposeA() || grid->second != 1)
+        return fail("gemm A is a fragment but the warps do not own whole rows");
+      return assign(gemm.getA(),
+                    {FragmentLayout::Kind::Mma, c[0], k, grid->first, 1});
+    }
+    return true;
+  }
+
+  bool propagateCopy(CopyOp copy) {
+    Value src = copy.getSrc(), dst = copy.getDst();
+    if (!fragments.count(src) || !fragments.count(dst))
+      return true;
+    if (shape(src) != shape(dst))
+      return fail("copy between fragments of different shapes");
+    if (auto l = known(src))
+      return assign(dst, *l);
+    if (auto l = known(dst))
+      return assign(src, *l);
+    return true;
+  }
+
+  bool propagateReduce(ReduceOp reduce) {
+    Value src = reduce.getSrc(), dst = reduce.getDst();
+    if (!fragments.count(src) || !fragments.count(dst))
+      return true;
+    auto l = known(src);
+    if (!l)
+      return true;
+    if (l->kind != FragmentLayout::Kind::Mma || reduce.getDim() != 1 || l->warpsN != 1)
+      return fail("reduction other than along the rows of an Mma fragment");
+    return assign(dst, l->rowVector());
+  }
+
+  bool propagateParallel(ParallelOp parallel) {
+    Block &body = parallel.getBody().front();
+    ArrayRef<int64_t> extents = parallel.getExtents();
+    SmallVector<Value> matrices, vectors;
+    bool ok = true;
+    parallel.walk([&](Operation *op) {
+      Value buffer;
+      ValueRange indices;
+      if (auto l = dyn_cast<memref::LoadOp>(op))
+        buffer = l.getMemRef(), indices = l.getIndices();
+      else if (auto s = dyn_cast<memref::StoreOp>(op))
+        buffer = s.getMemRef(), indices = s.getIndices();
+      if (!buffer || !fragments.count(buffer))
+        return;
+      ArrayRef<int64_t> s = shape(buffer);
+      if (s.size() == 2 && extents.size() == 2 && indices[0] == body.getArgument(0) &&
+          indices[1] == body.getArgument(1) && s == extents)
+        matrices.push_back(buffer);
+      else if (s.size() == 1 && indices[0] == body.getArgument(0) && s[0] == extents[0])
+        vectors.push_back(buffer);
+      else
+        ok = fail("a parallel loop indexes a fragment other than by its own indices");
+    });
+    if (!ok)
+      return false;
+    std::optional<FragmentLayout> matrix, vector;
+    for (Value m : matrices)
+      if (auto l = known(m))
+        matrix = l;
+    for (Value v : vectors)
+      if (auto l = known(v))
+        vector = l;
+    if (matrix) {
+      for (Value m : matrices)
+        if (!assign(m, *matrix))
+          return false;
+      if (matrix->kind == FragmentLayout::Kind::Mma)
+        vector = matrix->rowVector();
+    }
+    if (vector)
+      for (Value v : vectors)
+        if (!assign(v, *vector))
+          return false;
+    return true;
+  }
+};
+
+} // namespace
+
+FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
+                                     std::string &why) {
+  Inference inference;
+  inference.warps = threads / 32;
+  func.walk([&](AllocFragmentOp alloc) { inference.fragments.insert(alloc.getResult()); });
+  bool ok = true;
+  func.walk([&](GemmOp gemm) { ok = ok && inference.seedFromGemm(gemm); });
+  for (int round = 0; ok && round < 100; ++round) {
+    inference.changed = false;
+    func.walk([&](Operation *op) {
+      if (!ok)
+        return;
+      if (auto copy = dyn_cast<CopyOp>(op))
+        ok = inference.propagateCopy(copy);
+      else if (auto reduce = dyn_cast<ReduceOp>(op))
+        ok = inference.propagateReduce(reduce);
+      else if (auto parallel = dyn_cast<ParallelOp>(op))
+        ok = inference.propagateParallel(parallel);
+    });
+    if (!inference.changed)
+      break;
+  }
+  // Row fragments next to Mma ones (a copy or a parallel loop between them)
+  // would need a conversion: not supported, so everything goes Row.
+  int64_t registers = 0;
+  if (ok && !inference.layouts.empty()) {
+    for (Value fragment : inference.fragments)
+      if (!inference.layouts.count(fragment))
+        ok = inference.fail("a fragment takes no Mma layout: " +
+                            std::to_string(Inference::shape(fragment).size()) + "-D fragment");
+    for (auto &[fragment, layout] : inference.layouts)
+      registers += layout.count();
+    if (ok && registers > kRegisterBudget)
+      ok = inference.fail("Mma fragments need " + std::to_string(registers) +
+                          " registers per thread");
+  }
+  if (!ok || inference.layouts.empty()) {
+    why = inference.why.empty() ? "no gemm" : inference.why;
+    FragmentLayouts rows;
+    for (Value fragment : inference.fragments) {
+      ArrayRef<int64_t> s = Inference::shape(fragment);
+      rows[fragment] = {FragmentLayout::Kind::Row, s[0], s.size() > 1 ? s[1] : 0, 1, 1};
+    }
+    return rows;
+  }
+  return inference.layouts;
+}
+
+} // namespace tl::gpu_lowering

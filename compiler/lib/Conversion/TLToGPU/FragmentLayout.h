@@ -1,0 +1,60 @@
+//===- FragmentLayout.h - which thread holds which fragment element -------===//
+//
+// A fragment is a tile spread over the registers of a block's threads. Two
+// layouts exist:
+//   Row: thread t holds rows t, t+T, ... (any program; a per-thread array).
+//   Mma: the m16n8 accumulator layout of mma.sync, warps tiled over the
+//        fragment by the gemm's warp policy; lane l of a 16x8 tile holds
+//        rows l/4 and l/4+8, columns 2(l%4) and 2(l%4)+1.
+//   MmaRow: a row vector of an Mma fragment (row max, row sum), held by the
+//        four lanes that share each row.
+// inferFragmentLayouts starts from the gemms (their accumulators and A
+// operands are Mma) and propagates through copies, row reductions and
+// parallel loops; any conflict or pattern the Mma lowering does not handle
+// sends the whole kernel back to Row, which handles everything.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tl/Dialect/TL/TLDialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <string>
+
+namespace tl::gpu_lowering {
+
+struct FragmentLayout {
+  enum class Kind { Row, Mma, MmaRow };
+  Kind kind = Kind::Row;
+  int64_t rows = 0, cols = 0;        // the fragment's shape (cols: Mma only)
+  int64_t warpsM = 1, warpsN = 1;    // warp grid over the (parent) Mma tile
+
+  int64_t tilesM() const { return rows / warpsM / 16; }
+  int64_t tilesN() const { return cols / warpsN / 8; }
+  /// Elements each thread holds (Mma, MmaRow).
+  int64_t count() const {
+    return kind == Kind::Mma ? tilesM() * tilesN() * 4 : tilesM() * 2;
+  }
+  /// For Mma element l: the MmaRow element holding its row.
+  int64_t rowSlot(int64_t l) const { return (l / 4 / tilesN()) * 2 + (l % 4) / 2; }
+  bool operator==(const FragmentLayout &o) const {
+    return kind == o.kind && rows == o.rows && cols == o.cols &&
+           warpsM == o.warpsM && warpsN == o.warpsN;
+  }
+  FragmentLayout rowVector() const {
+    FragmentLayout r = *this;
+    r.kind = Kind::MmaRow;
+    return r;
+  }
+};
+
+using FragmentLayouts = llvm::MapVector<mlir::Value, FragmentLayout>;
+
+/// Layouts of the kernel's fragments (alloc_fragment results). `why` says
+/// why a kernel fell back to Row.
+FragmentLayouts inferFragmentLayouts(mlir::gpu::GPUFuncOp func, int64_t threads,
+                                     std::string &why);
+
+} // namespace tl::gpu_lowering
