@@ -27,6 +27,11 @@ struct CudaDriver::Api {
   Result (*cuFuncSetAttribute)(CUfunction, int, int);
   Result (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, unsigned, CUstream, void **, void **);
+  Result (*cuEventCreate)(CUevent *, unsigned);
+  Result (*cuEventDestroy)(CUevent);
+  Result (*cuEventRecord)(CUevent, CUstream);
+  Result (*cuEventSynchronize)(CUevent);
+  Result (*cuEventElapsedTime)(float *, CUevent, CUevent);
   Result (*cuGetErrorName)(Result, const char **);
   Result (*cuGetErrorString)(Result, const char **);
 };
@@ -67,6 +72,11 @@ bool CudaDriver::open(std::string &why) {
   bind(api_->cuModuleGetFunction, "cuModuleGetFunction");
   bind(api_->cuFuncSetAttribute, "cuFuncSetAttribute");
   bind(api_->cuLaunchKernel, "cuLaunchKernel");
+  bind(api_->cuEventCreate, "cuEventCreate");
+  bind(api_->cuEventDestroy, "cuEventDestroy_v2");
+  bind(api_->cuEventRecord, "cuEventRecord");
+  bind(api_->cuEventSynchronize, "cuEventSynchronize");
+  bind(api_->cuEventElapsedTime, "cuEventElapsedTime");
   bind(api_->cuGetErrorName, "cuGetErrorName");
   bind(api_->cuGetErrorString, "cuGetErrorString");
   if (missing)
@@ -181,6 +191,28 @@ void CudaDriver::launch(CUfunction function, const unsigned grid[3], unsigned th
 
 void CudaDriver::synchronize(const std::string &what) {
   check(api_->cuCtxSynchronize(), "cuCtxSynchronize", what);
+}
+
+CUevent CudaDriver::createEvent() {
+  CUevent event = nullptr;
+  check(api_->cuEventCreate(&event, 0), "cuEventCreate", "timing");
+  return event;
+}
+
+void CudaDriver::destroyEvent(CUevent event) {
+  if (event)
+    api_->cuEventDestroy(event);
+}
+
+void CudaDriver::record(CUevent event) {
+  check(api_->cuEventRecord(event, nullptr), "cuEventRecord", "timing");
+}
+
+float CudaDriver::elapsed(CUevent start, CUevent stop) {
+  check(api_->cuEventSynchronize(stop), "cuEventSynchronize", "timing");
+  float ms = 0;
+  check(api_->cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime", "timing");
+  return ms;
 }
 
 } // namespace tl::runtime

@@ -1,6 +1,8 @@
 // GPU kernels: PTX from the compiler, loaded and launched through the driver.
 #include "tl/runtime/GPUKernel.h"
 
+#include <algorithm>
+
 namespace tl::runtime {
 namespace {
 
@@ -29,7 +31,9 @@ GPUKernel::GPUKernel(const dsl::Program &program, const std::string &arch)
   binary_ = compileForGPU(program, arch.empty() ? driver_->arch() : arch);
   CUmodule module = driver_->loadPTX(binary_.ptx, binary_.name);
   function_ = driver_->function(module, binary_.name);
-  if (binary_.sharedBytes > 48 * 1024)
+  // Opt in to the dynamic shared memory the kernel needs: above 48 KB (with
+  // the module's own static bytes) a launch without it fails.
+  if (binary_.sharedBytes > 0)
     driver_->setDynamicShared(function_, static_cast<int>(binary_.sharedBytes),
                               binary_.name);
 }
@@ -42,17 +46,48 @@ void GPUKernel::run(const std::vector<HostTensor *> &args) const {
         driver_->allocate(args[i]->bytes(), name() + " argument '" + params()[i].name + "'"));
     driver_->copyToDevice(device.pointers.back(), args[i]->data(), args[i]->bytes());
   }
+  launch(device.pointers);
+  driver_->synchronize(name());
+  for (std::size_t i = 0; i < args.size(); ++i)
+    driver_->copyToHost(args[i]->data(), device.pointers[i], args[i]->bytes());
+}
+
+void GPUKernel::launch(std::vector<CUdeviceptr> &pointers) const {
   std::vector<void *> params;
-  for (CUdeviceptr &pointer : device.pointers)
+  for (CUdeviceptr &pointer : pointers)
     params.push_back(&pointer);
   unsigned grid[3] = {1, 1, 1};
   for (std::size_t d = 0; d < binary_.grid.size(); ++d)
     grid[d] = static_cast<unsigned>(binary_.grid[d]);
   driver_->launch(function_, grid, static_cast<unsigned>(binary_.threads),
                   static_cast<unsigned>(binary_.sharedBytes), params.data(), name());
+}
+
+double GPUKernel::benchmark(const std::vector<HostTensor *> &args, int warmup,
+                            int repeats) const {
+  checkArguments(args);
+  DeviceArguments device{*driver_, {}};
+  for (HostTensor *arg : args) {
+    device.pointers.push_back(driver_->allocate(arg->bytes(), name()));
+    driver_->copyToDevice(device.pointers.back(), arg->data(), arg->bytes());
+  }
+  for (int i = 0; i < warmup; ++i)
+    launch(device.pointers);
+  CUevent start = driver_->createEvent(), stop = driver_->createEvent();
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    driver_->record(start);
+    launch(device.pointers);
+    driver_->record(stop);
+    times.push_back(driver_->elapsed(start, stop));
+  }
+  driver_->destroyEvent(start);
+  driver_->destroyEvent(stop);
   driver_->synchronize(name());
   for (std::size_t i = 0; i < args.size(); ++i)
     driver_->copyToHost(args[i]->data(), device.pointers[i], args[i]->bytes());
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 } // namespace tl::runtime

@@ -43,9 +43,12 @@ struct FragmentLayout {
     return kind == o.kind && rows == o.rows && cols == o.cols &&
            warpsM == o.warpsM && warpsN == o.warpsN;
   }
+  /// The layout of a row vector of this Mma layout (any Mma fragment with the
+  /// same rows and warps has the same one).
   FragmentLayout rowVector() const {
     FragmentLayout r = *this;
     r.kind = Kind::MmaRow;
+    r.cols = 0;
     return r;
   }
 };

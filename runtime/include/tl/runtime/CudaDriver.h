@@ -21,6 +21,7 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
 
 class CudaDriver {
 public:
@@ -41,6 +42,11 @@ public:
   void launch(CUfunction function, const unsigned grid[3], unsigned threads,
               unsigned sharedBytes, void **params, const std::string &kernel);
   void synchronize(const std::string &what);
+  CUevent createEvent();
+  void destroyEvent(CUevent event);
+  void record(CUevent event);
+  /// Milliseconds between two recorded events (waits for the second).
+  float elapsed(CUevent start, CUevent stop);
 
 private:
   CudaDriver() = default;

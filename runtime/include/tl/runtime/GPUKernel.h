@@ -18,9 +18,17 @@ public:
   /// argument back (inputs too: a kernel may accumulate into one, as dQ).
   void run(const std::vector<HostTensor *> &args) const override;
 
+  /// Times the kernel alone (arguments stay on the device): `warmup`
+  /// launches, then the median of `repeats` CUDA-event timings, in ms, like
+  /// TileLang's do_bench. The arguments' contents are left as the last
+  /// launch made them.
+  double benchmark(const std::vector<HostTensor *> &args, int warmup = 5,
+                   int repeats = 20) const;
+
   const GPUBinary &binary() const { return binary_; }
 
 private:
+  void launch(std::vector<CUdeviceptr> &pointers) const;
   GPUBinary binary_;
   CudaDriver *driver_;
   CUfunction function_ = nullptr;
