@@ -24,6 +24,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -466,6 +468,33 @@ private:
     return success();
   }
 
+  /// Elements per 16-byte access when a copy between global and shared
+  /// buffers can move whole 16-byte pieces of its last dimension: same element
+  /// type, no index-map layout, last dimension contiguous on both sides,
+  /// 16-byte aligned and (for global tensors) inside the tensor. 0 otherwise.
+  int64_t vectorWidth(CopyOp op) {
+    Value src = op.getSrc(), dst = op.getDst();
+    auto srcType = cast<MemRefType>(src.getType()), dstType = cast<MemRefType>(dst.getType());
+    if (srcType.getElementType() != dstType.getElementType() || layouts.count(src) ||
+        layouts.count(dst) || isLocal(src) || isLocal(dst))
+      return 0;
+    int64_t bytes = srcType.getElementTypeBitWidth() / 8;
+    if (bytes == 0 || 16 % bytes)
+      return 0;
+    int64_t width = 16 / bytes;
+    auto aligned = [&](MemRefType type, OperandRange offsets, ArrayRef<int64_t> sizes, bool global) {
+      int64_t last = type.getRank() - 1;
+      std::optional<int64_t> offset = getConstantIntValue(offsets[last]);
+      return sizes[last] != 1 && sizes[last] % width == 0 && type.getDimSize(last) % width == 0 &&
+             offset && *offset % width == 0 &&
+             (!global || *offset + sizes[last] <= type.getDimSize(last));
+    };
+    if (!aligned(srcType, op.getSrcOffsets(), op.getSrcSizes(), isGlobal(src)) ||
+        !aligned(dstType, op.getDstOffsets(), op.getDstSizes(), isGlobal(dst)))
+      return 0;
+    return width;
+  }
+
   LogicalResult lowerCopy(CopyOp op) {
     Location loc = op.getLoc();
     Value src = op.getSrc(), dst = op.getDst();
@@ -512,6 +541,44 @@ private:
         SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
         SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
         store(b, loc, load(b, loc, src, from, nullptr), dst, to, nullptr);
+      });
+    } else if (int64_t width = vectorWidth(op)) {
+      // 16-byte accesses along the contiguous last dimension.
+      SmallVector<int64_t> vectors(extents);
+      vectors.back() /= width;
+      Type element = cast<MemRefType>(src.getType()).getElementType();
+      auto vectorType = VectorType::get({width}, element);
+      forSpread(loc, vectors, [&](OpBuilder &b, Location loc, ValueRange v) {
+        SmallVector<Value> s(v);
+        s.back() = arith::MulIOp::create(b, loc, s.back(), index(b, loc, width));
+        SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
+        SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
+        auto load = [&](OpBuilder &b, Location loc) -> Value {
+          return vector::LoadOp::create(b, loc, vectorType, src, ValueRange(from), false, llvm::MaybeAlign(16));
+        };
+        auto storeTo = [&](OpBuilder &b, Location loc, Value value) {
+          vector::StoreOp::create(b, loc, value, dst, ValueRange(to), false, llvm::MaybeAlign(16));
+        };
+        Value value;
+        if (isGlobal(src))
+          value = scf::IfOp::create(
+                      b, loc, insideBuffer(b, loc, src, from),
+                      [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, load(b, loc)); },
+                      [&](OpBuilder &b, Location loc) {
+                        scf::YieldOp::create(b, loc, arith::ConstantOp::create(
+                                                         b, loc, b.getZeroAttr(vectorType)).getResult());
+                      })
+                      .getResult(0);
+        else
+          value = load(b, loc);
+        if (!isGlobal(dst)) {
+          storeTo(b, loc, value);
+          return;
+        }
+        scf::IfOp::create(b, loc, insideBuffer(b, loc, dst, to), [&](OpBuilder &b, Location loc) {
+          storeTo(b, loc, value);
+          scf::YieldOp::create(b, loc);
+        });
       });
     } else {
       forSpread(loc, extents, [&](OpBuilder &b, Location loc, ValueRange s) {
