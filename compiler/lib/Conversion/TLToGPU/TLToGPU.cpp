@@ -677,6 +677,47 @@ private:
     return d;
   }
 
+  /// The 32-bit shared-memory address of buffer[row][col].
+  Value sharedAddress(Location loc, Value buffer, Value row, Value col) {
+    auto &b = rewriter;
+    auto type = cast<MemRefType>(buffer.getType());
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    Value linear = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, index(b, loc, type.getDimSize(1))), col);
+    Value bytes = arith::MulIOp::create(b, loc, linear,
+                                        index(b, loc, type.getElementTypeBitWidth() / 8));
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                      arith::AddIOp::create(b, loc, base, bytes));
+  }
+
+  /// ldmatrix.x4: four 8x8 b16 matrices whose rows this lane's `address`
+  /// names (lanes 8i..8i+7 give matrix i's rows); register i holds matrix i.
+  /// Through the NVVM intrinsic, which reads shared memory only: it stays
+  /// after the barrier that publishes the tile yet schedules freely.
+  SmallVector<Value> ldmatrix(Location loc, Value address, bool transpose) {
+    auto &b = rewriter;
+    Type i32 = b.getI32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
+    Value pointer = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*addressSpace=*/3), address);
+    std::string name = std::string("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4") +
+                       (transpose ? ".trans" : "") + ".b16";
+    auto call = LLVM::CallIntrinsicOp::create(b, loc, resultType, b.getStringAttr(name),
+                                              ValueRange{pointer});
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < 4; ++i)
+      regs.push_back(LLVM::ExtractValueOp::create(b, loc, call.getResult(0), i));
+    return regs;
+  }
+
+  /// ldmatrix can feed mma from this shared operand: 16-bit rows whose length
+  /// keeps every 8-element row segment 16-byte aligned.
+  bool ldmatrixReady(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    return isShared(buffer) && type.getElementTypeBitWidth() == 16 &&
+           type.getDimSize(1) % 8 == 0;
+  }
+
   /// gemm with an Mma accumulator: per warp, per 16-deep K step, A and B
   /// fragments gathered from shared memory (or A from an Mma fragment, whose
   /// accumulator layout is mma's A layout) and one mma.sync per 16x8 tile.
@@ -697,6 +738,24 @@ private:
         index(rewriter, loc, 2));
     Value quad = arith::DivUIOp::create(rewriter, loc, lane, index(rewriter, loc, 4));
     Value colWarp = arith::SubIOp::create(rewriter, loc, colBase, kPair); // wn * nW
+    Value rowWarp = arith::SubIOp::create(rewriter, loc, rowBase, quad);  // wm * mW
+    // For ldmatrix: lane l names row l%8 of matrix l/8.
+    Value matrix = arith::DivUIOp::create(rewriter, loc, lane, index(rewriter, loc, 8));
+    Value eighthRow = arith::RemUIOp::create(rewriter, loc, lane, index(rewriter, loc, 8));
+    auto times8 = [&](Value v) {
+      return arith::MulIOp::create(rewriter, loc, v, index(rewriter, loc, 8)).getResult();
+    };
+    Value mBlock = times8(arith::RemUIOp::create(rewriter, loc, matrix, index(rewriter, loc, 2)));
+    Value kBlock = times8(arith::DivUIOp::create(rewriter, loc, matrix, index(rewriter, loc, 2)));
+    Value kBlock2 = mBlock; // B: k block (i%2)*8
+    Value nBlock = kBlock;  // B: n block (i/2)*8
+    // Transposed A (stored [K][M]): row k0 + (i/2)*8 + l%8, column m0 + (i%2)*8.
+    auto kkT = [&](int64_t kt) {
+      return arith::AddIOp::create(rewriter, loc, add(loc, eighthRow, kt * 16), kBlock).getResult();
+    };
+    auto mT = [&](int64_t tm) {
+      return arith::AddIOp::create(rewriter, loc, add(loc, rowWarp, tm * 16), mBlock).getResult();
+    };
     if (op.getClearAccum())
       for (int64_t l = 0; l < cl.count(); ++l)
         memref::StoreOp::create(rewriter, loc, zeroOf(rewriter, loc, rewriter.getF32Type()),
@@ -725,16 +784,48 @@ private:
                            pack(loc, slot(af.storage, t1 + 2), slot(af.storage, t1 + 3), half)});
           continue;
         }
+        if (ldmatrixReady(a)) {
+          // Lane l names row l%8 of 8x8 matrix l/8: (m, k) blocks (0,0),
+          // (8,0), (0,8), (8,8) of the 16x16 A tile.
+          Value m = add(loc, arith::AddIOp::create(rewriter, loc, rowWarp, eighthRow), tm * 16);
+          m = arith::AddIOp::create(rewriter, loc, m, mBlock);
+          Value kk = add(loc, kBlock, kt * 16);
+          aRegs.push_back(ta ? ldmatrix(loc, sharedAddress(loc, a, kkT(kt), mT(tm)), true)
+                             : ldmatrix(loc, sharedAddress(loc, a, m, kk), false));
+          continue;
+        }
         Value r0 = add(loc, rowBase, tm * 16), r8 = add(loc, rowBase, tm * 16 + 8);
         aRegs.push_back({pack(loc, loadA(r0, k0), loadA(r0, k1), half),
                          pack(loc, loadA(r8, k0), loadA(r8, k1), half),
                          pack(loc, loadA(r0, k8), loadA(r0, k9), half),
                          pack(loc, loadA(r8, k8), loadA(r8, k9), half)});
       }
+      SmallVector<Value> bPair; // ldmatrix.x4 gives two n-tiles' B registers
       for (int64_t tn = 0; tn < cl.tilesN(); ++tn) {
-        Value n = arith::AddIOp::create(rewriter, loc, colWarp, add(loc, quad, tn * 8));
-        SmallVector<Value> bRegs = {pack(loc, loadB(k0, n), loadB(k1, n), half),
-                                    pack(loc, loadB(k8, n), loadB(k9, n), half)};
+        SmallVector<Value> bRegs;
+        if (ldmatrixReady(bBuf)) {
+          if (tn % 2 == 0) {
+            // Matrix i: k block (i%2)*8, n block (i/2)*8 (wrapping for an odd
+            // last tile, whose second half is then unused).
+            int64_t nTile = tn + 1 < cl.tilesN() ? tn : tn - 1;
+            Value n = arith::AddIOp::create(rewriter, loc, colWarp,
+                                            add(loc, arith::AddIOp::create(rewriter, loc, eighthRow, nBlock), nTile * 8));
+            Value kk = arith::AddIOp::create(rewriter, loc, add(loc, kBlock2, kt * 16),
+                                             index(rewriter, loc, 0));
+            Value krow = arith::AddIOp::create(rewriter, loc, add(loc, eighthRow, kt * 16), kBlock2);
+            Value ncol = arith::AddIOp::create(rewriter, loc, colWarp, add(loc, nBlock, nTile * 8));
+            bPair = tb ? ldmatrix(loc, sharedAddress(loc, bBuf, n, kk), false)
+                       : ldmatrix(loc, sharedAddress(loc, bBuf, krow, ncol), true);
+            if (nTile != tn) // odd last tile: its registers are the second pair
+              bPair = {bPair[2], bPair[3], bPair[2], bPair[3]};
+          }
+          bRegs = tn % 2 == 0 ? SmallVector<Value>{bPair[0], bPair[1]}
+                              : SmallVector<Value>{bPair[2], bPair[3]};
+        } else {
+          Value n = arith::AddIOp::create(rewriter, loc, colWarp, add(loc, quad, tn * 8));
+          bRegs = {pack(loc, loadB(k0, n), loadB(k1, n), half),
+                   pack(loc, loadB(k8, n), loadB(k9, n), half)};
+        }
         for (int64_t tm = 0; tm < cl.tilesM(); ++tm) {
           int64_t base = (tm * cl.tilesN() + tn) * 4;
           SmallVector<Value> acc;
