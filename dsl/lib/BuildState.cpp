@@ -119,6 +119,27 @@ void verifyOrThrow(ProgramImpl &program, Operation *op, bool recursive) {
          message.empty() ? "verification failed" : message);
 }
 
+void runPipelineOrThrow(ProgramImpl &program, ModuleOp module,
+                        llvm::function_ref<void(OpPassManager &)> build,
+                        const std::string &what, bool printIRAfterAll) {
+  MLIRContext *context = program.context.get();
+  std::optional<Location> where;
+  std::string message;
+  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
+      where = diag.getLocation();
+      message = diag.str();
+    }
+    return success();
+  });
+  PassManager pm(context);
+  if (printIRAfterAll)
+    pm.enableIRPrinting();
+  build(pm);
+  if (failed(pm.run(module)))
+    failAt(where.value_or(module.getLoc()), what + ": " + message);
+}
+
 Type toMLIR(MLIRContext *context, DType type) {
   Builder b(context);
   switch (type) {

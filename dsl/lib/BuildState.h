@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <string>
 
@@ -74,6 +75,12 @@ mlir::Location lastLocation(ProgramImpl &program);
 /// Verifies `op` (and what it holds when `recursive`); a failure becomes an
 /// Error at the op's location, with the verifier's message.
 void verifyOrThrow(ProgramImpl &program, mlir::Operation *op, bool recursive);
+
+/// Runs the passes `build` adds on `module`; the first error becomes an Error
+/// at its location, prefixed with `what` ("CPU lowering failed").
+void runPipelineOrThrow(ProgramImpl &program, mlir::ModuleOp module,
+                        llvm::function_ref<void(mlir::OpPassManager &)> build,
+                        const std::string &what, bool printIRAfterAll = false);
 
 mlir::Type toMLIR(mlir::MLIRContext *context, DType type);
 DType fromMLIR(mlir::Type type, mlir::Location loc);

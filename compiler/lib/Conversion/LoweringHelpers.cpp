@@ -56,4 +56,26 @@ Value zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
 }
 
+SmallVector<Value> regionIndices(OpBuilder &b, Location loc, ValueRange offsets,
+                                 ArrayRef<int64_t> sizes, ValueRange squeezed) {
+  SmallVector<Value> indices;
+  unsigned next = 0;
+  for (auto [offset, size] : llvm::zip(offsets, sizes))
+    indices.push_back(size == 1 ? offset
+                                : arith::AddIOp::create(b, loc, offset, squeezed[next++])
+                                      .getResult());
+  return indices;
+}
+
+Value insideBuffer(OpBuilder &b, Location loc, Value buffer, ValueRange indices) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value inside;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    Value extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, extent);
+    inside = inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
+  }
+  return inside;
+}
+
 } // namespace tl::lowering

@@ -37,6 +37,18 @@ mlir::Value convertFloat(mlir::OpBuilder &b, mlir::Location loc,
 
 mlir::Value zeroOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
 
+/// Element indices of one side of a tl.copy: unit dimensions stay at their
+/// offset, the others advance with `squeezed` (one index per non-unit
+/// extent, in order).
+llvm::SmallVector<mlir::Value> regionIndices(mlir::OpBuilder &b, mlir::Location loc,
+                                             mlir::ValueRange offsets,
+                                             llvm::ArrayRef<int64_t> sizes,
+                                             mlir::ValueRange squeezed);
+
+/// i1: every index lies inside the buffer's extents.
+mlir::Value insideBuffer(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                         mlir::ValueRange indices);
+
 } // namespace tl::lowering
 
 namespace tl::cpu {

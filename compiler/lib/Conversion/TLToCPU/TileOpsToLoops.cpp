@@ -22,32 +22,6 @@ namespace tl::cpu {
 using namespace tl::lowering;
 namespace {
 
-/// Element indices of one side of a copy: unit dimensions stay at their
-/// offset, the others advance with the loop indices in order.
-SmallVector<Value> regionIndices(OpBuilder &b, Location loc, ValueRange offsets,
-                                 ArrayRef<int64_t> sizes, ValueRange ivs) {
-  SmallVector<Value> indices;
-  unsigned next = 0;
-  for (auto [offset, size] : llvm::zip(offsets, sizes))
-    indices.push_back(size == 1 ? offset
-                                : arith::AddIOp::create(b, loc, offset, ivs[next++])
-                                      .getResult());
-  return indices;
-}
-
-/// i1: every index lies inside the buffer's extents.
-Value insideBuffer(OpBuilder &b, Location loc, Value buffer, ValueRange indices) {
-  auto type = cast<MemRefType>(buffer.getType());
-  Value inside;
-  for (auto [d, index] : llvm::enumerate(indices)) {
-    Value extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
-    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
-                                     extent);
-    inside = inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
-  }
-  return inside;
-}
-
 /// Global tensors are the function's arguments (on-chip buffers may already
 /// have lost their memory space to AllocToAlloca).
 bool isGlobal(Value buffer) {

@@ -53,31 +53,6 @@ Value index(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
-/// i1: every index lies inside the buffer's extents.
-Value insideBuffer(OpBuilder &b, Location loc, Value buffer, ValueRange indices) {
-  auto type = cast<MemRefType>(buffer.getType());
-  Value inside;
-  for (auto [d, idx] : llvm::enumerate(indices)) {
-    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
-                                     index(b, loc, type.getDimSize(d)));
-    inside = inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
-  }
-  return inside;
-}
-
-/// Indices of a region side from its squeezed coordinates (one per non-unit
-/// extent, in order).
-SmallVector<Value> regionIndices(OpBuilder &b, Location loc, ValueRange offsets,
-                                 ArrayRef<int64_t> sizes, ValueRange squeezed) {
-  SmallVector<Value> indices;
-  unsigned next = 0;
-  for (auto [offset, size] : llvm::zip(offsets, sizes))
-    indices.push_back(size == 1 ? offset
-                                : arith::AddIOp::create(b, loc, offset, squeezed[next++])
-                                      .getResult());
-  return indices;
-}
-
 struct Fragment {
   Value storage;         // per thread: Row memref<R x rest...>, Mma memref<count>
   FragmentLayout layout;

@@ -112,22 +112,7 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &prog
   });
 
   OwningOpRef<ModuleOp> module = p.module->clone();
-  std::optional<Location> where;
-  std::string message;
-  {
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
-        where = diag.getLocation();
-        message = diag.str();
-      }
-      return success();
-    });
-    PassManager pm(context);
-    buildCPUPipeline(pm);
-    if (failed(pm.run(*module)))
-      dsl::detail::failAt(where.value_or(module->getLoc()),
-                          "CPU lowering failed: " + message);
-  }
+  dsl::detail::runPipelineOrThrow(p, *module, buildCPUPipeline, "CPU lowering failed");
 
   initializeNativeTarget();
   ExecutionEngineOptions options;

@@ -124,26 +124,8 @@ GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
   binary.arch = arch;
   binary.params = p.params;
   OwningOpRef<ModuleOp> module = p.module->clone();
-  std::optional<Location> where;
-  std::string message;
-  {
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
-        where = diag.getLocation();
-        message = diag.str();
-      }
-      return success();
-    });
-    PassManager pm(context);
-    if (printIRAfterAll) {
-      context->disableMultithreading();
-      pm.enableIRPrinting();
-    }
-    buildGPUPipeline(pm);
-    if (failed(pm.run(*module)))
-      dsl::detail::failAt(where.value_or(module->getLoc()),
-                          "GPU lowering failed: " + message);
-  }
+  dsl::detail::runPipelineOrThrow(p, *module, buildGPUPipeline, "GPU lowering failed",
+                                  printIRAfterAll);
   gpu::GPUModuleOp gpuModule;
   module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
   if (!gpuModule)
