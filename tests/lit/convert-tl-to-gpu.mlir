@@ -44,7 +44,7 @@ func.func @mma(%A: memref<128x32xf16>, %B: memref<32x64xf16>,
 
 // 24 rows do not split into 16-row warp tiles: Row layout, scalar gemm.
 // CHECK-LABEL: gpu.func @rows(
-// CHECK-SAME: tl.fragment_layout = "row: gemm tile does not split into m16n8 tiles per warp"
+// CHECK-SAME: tl.fragment_layout = "row: gemm tile does not split into m16n8 tiles per warp (convert-tl-to-gpu.mlir:{{[0-9]+}})"
 // CHECK-NOT: mma.sync
 // CHECK: gpu.return
 func.func @rows(%A: memref<24x16xf16>, %C: memref<24x24xf32> {tl.output}) {

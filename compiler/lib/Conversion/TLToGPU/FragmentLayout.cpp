@@ -36,16 +36,29 @@ std::optional<std::pair<int64_t, int64_t>> partition(GemmWarpPolicy policy, int6
   return best;
 }
 
+/// "file.cpp:42" for an op built by the eDSL (or a .mlir file).
+std::string describeLocation(Operation *op) {
+  if (!op)
+    return "?";
+  if (auto file = dyn_cast<FileLineColLoc>(op->getLoc())) {
+    StringRef name = file.getFilename().getValue();
+    return (name.substr(name.find_last_of('/') + 1) + ":" + Twine(file.getLine())).str();
+  }
+  return op->getName().getStringRef().str();
+}
+
 struct Inference {
   int64_t warps;
   FragmentLayouts layouts;
+  llvm::DenseMap<Value, Operation *> origins; // the op that fixed each layout
+  Operation *current = nullptr;               // the op being looked at
   llvm::DenseSet<Value> fragments;
   bool changed = false;
   std::string why;
 
   bool fail(const std::string &reason) {
     if (why.empty())
-      why = reason;
+      why = reason + (current ? " (" + describeLocation(current) + ")" : "");
     return false;
   }
 
@@ -53,10 +66,13 @@ struct Inference {
     auto it = layouts.find(fragment);
     if (it == layouts.end()) {
       layouts[fragment] = layout;
+      origins[fragment] = current;
       changed = true;
       return true;
     }
-    return it->second == layout || fail("conflicting layouts for one fragment");
+    return it->second == layout ||
+           fail("conflicting layouts for one fragment: " +
+                describeLocation(origins.lookup(fragment)) + " vs");
   }
 
   std::optional<FragmentLayout> known(Value v) const {
@@ -179,12 +195,16 @@ FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
   inference.warps = threads / 32;
   func.walk([&](AllocFragmentOp alloc) { inference.fragments.insert(alloc.getResult()); });
   bool ok = true;
-  func.walk([&](GemmOp gemm) { ok = ok && inference.seedFromGemm(gemm); });
+  func.walk([&](GemmOp gemm) {
+    inference.current = gemm;
+    ok = ok && inference.seedFromGemm(gemm);
+  });
   for (int round = 0; ok && round < 100; ++round) {
     inference.changed = false;
     func.walk([&](Operation *op) {
       if (!ok)
         return;
+      inference.current = op;
       if (auto copy = dyn_cast<CopyOp>(op))
         ok = inference.propagateCopy(copy);
       else if (auto reduce = dyn_cast<ReduceOp>(op))
@@ -199,6 +219,7 @@ FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
   // would need a conversion: not supported, so everything goes Row.
   int64_t registers = 0;
   if (ok && !inference.layouts.empty()) {
+    inference.current = nullptr;
     for (Value fragment : inference.fragments)
       if (!inference.layouts.count(fragment))
         ok = inference.fail("a fragment takes no Mma layout: " +
