@@ -89,6 +89,24 @@ public:
       return entry.second.kind != FragmentLayout::Kind::Row;
     });
     func->setAttr("tl.fragment_layout", rewriter.getStringAttr(mma ? "mma" : "row: " + why));
+    // Shared tiles to swizzle: the ones annotated so and, in an Mma kernel, the
+    // gemm operands; unless the fragments leave no registers for the address
+    // math (the annotation is a hint: the layout stays correct either way).
+    int64_t fragmentRegisters = 0;
+    for (auto &[fragment, layout] : layouts_)
+      if (layout.kind != FragmentLayout::Kind::Row)
+        fragmentRegisters += layout.count();
+    bool registersToSpare = !mma || fragmentRegisters <= kSwizzleRegisterBudget;
+    if (registersToSpare)
+      func.walk([&](Operation *op) {
+        if (auto annotate = dyn_cast<AnnotateLayoutOp>(op);
+            annotate && isa<SwizzleLayoutAttr>(annotate.getLayout()))
+          swizzleRequests.insert(annotate.getBuffer());
+        if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma) {
+          swizzleRequests.insert(gemm.getA());
+          swizzleRequests.insert(gemm.getB());
+        }
+      });
     if (mma) {
       Value warp = arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, 32));
       lane = arith::RemUIOp::create(rewriter, loc, tid, index(rewriter, loc, 32));
@@ -101,6 +119,8 @@ public:
         return emitError(old.getLoc(), "fragment still used after lowering");
       rewriter.eraseOp(old.getDefiningOp());
     }
+    if (failed(swizzleAccesses()))
+      return failure();
     replaceTranscendentals();
     func->setAttr("tl.shared_bytes", rewriter.getI64IntegerAttr(sharedBytes));
     return success();
@@ -119,7 +139,7 @@ private:
 
   /// A view of the next free bytes of dynamic shared memory (16-byte aligned;
   /// no reuse yet). The view is created at the kernel's entry.
-  Value allocateShared(Location loc, MemRefType type) {
+  Value allocateShared(Location loc, MemRefType type, bool swizzle = false) {
     int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8;
     sharedBytes = (sharedBytes + 15) / 16 * 16;
     auto viewType = MemRefType::get(
@@ -131,7 +151,45 @@ private:
                                         index(rewriter, loc, sharedBytes), ValueRange{});
     sharedBytes += bytes;
     shared.insert(view);
+    // Swizzled 16-bit tiles whose rows span whole 128-byte lines are stored so:
+    // the 16-byte chunk c of row r lives at chunk c ^ (r % 8), so the 8 rows an
+    // ldmatrix reads hit 8 different bank groups.
+    if (swizzle && type.getRank() == 2 && type.getElementTypeBitWidth() == 16 &&
+        (type.getDimSize(1) * 2) % 128 == 0 && type.getDimSize(0) % 8 == 0)
+      swizzled.insert(view);
     return view;
+  }
+
+  /// The stored column of logical (row, col) in a swizzled tile.
+  Value swizzleColumn(OpBuilder &b, Location loc, Value row, Value col) {
+    Value phase = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, row, index(b, loc, 8)), index(b, loc, 8));
+    return arith::XOrIOp::create(b, loc, col, phase);
+  }
+
+  /// Every access to a swizzled tile, generated as if it were plain, gets its
+  /// column swizzled (ldmatrix addresses are swizzled where they are made).
+  LogicalResult swizzleAccesses() {
+    for (Value tile : swizzled) {
+      SmallVector<std::pair<Operation *, unsigned>> accesses; // op, column operand
+      for (OpOperand &use : tile.getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<memref::LoadOp, vector::LoadOp>(user))
+          accesses.push_back({user, 2});
+        else if (isa<memref::StoreOp, vector::StoreOp>(user) && use.getOperandNumber() == 1)
+          accesses.push_back({user, 3});
+        else if (!isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+          return user->emitOpError("uses a swizzled shared tile in a way the GPU "
+                                   "lowering cannot swizzle");
+      }
+      for (auto [user, column] : accesses) {
+        rewriter.setInsertionPoint(user);
+        user->setOperand(column, swizzleColumn(rewriter, user->getLoc(),
+                                               user->getOperand(column - 1),
+                                               user->getOperand(column)));
+      }
+    }
+    return success();
   }
 
   //===--------------------------------------------------------------------===//
@@ -328,7 +386,8 @@ private:
     rewriter.setInsertionPoint(op);
     Location loc = op->getLoc();
     if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
-      rewriter.replaceOp(alloc, allocateShared(loc, alloc.getType()));
+      rewriter.replaceOp(alloc, allocateShared(loc, alloc.getType(),
+                                               swizzleRequests.count(alloc.getResult())));
       return success();
     }
     if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
@@ -657,6 +716,8 @@ private:
     auto &b = rewriter;
     auto type = cast<MemRefType>(buffer.getType());
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    if (swizzled.count(buffer))
+      col = swizzleColumn(b, loc, row, col);
     Value linear = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, row, index(b, loc, type.getDimSize(1))), col);
     Value bytes = arith::MulIOp::create(b, loc, linear,
@@ -1102,7 +1163,10 @@ private:
   FragmentLayouts layouts_;
   int64_t sharedBytes = 0;
   llvm::MapVector<Value, Fragment> fragments;
-  llvm::DenseSet<Value> shared, locals;
+  llvm::DenseSet<Value> shared, locals, swizzled, swizzleRequests;
+  /// Fragment registers per thread under which gemm tiles are swizzled
+  /// unasked (the swizzle's address math costs registers).
+  static constexpr int64_t kSwizzleRegisterBudget = 192;
 };
 
 /// Moves a func.func holding a tl.kernel into a gpu.module as a gpu.func
