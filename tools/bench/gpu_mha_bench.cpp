@@ -4,7 +4,7 @@
 // 20 after 5 warm-ups); backward = preprocess + main kernel + postprocess.
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
-//   tl-bench-gpu [B,H,S,D ...]
+//   tl-bench-gpu [--bwd M,N,THREADS] [B,H,S,D ...]
 #include "mha/mha.h"
 #include "tl/runtime/GPUKernel.h"
 
@@ -23,15 +23,15 @@ struct Shape {
   int B, H, S, D;
 };
 
-/// The configuration measured here: 4 warps, 64x64 blocks, so that the gemms
-/// run on tensor cores (mma.sync); 64x32 backward blocks for head dim 128
-/// keep its fragments in registers.
+/// The configuration measured here: 4 warps so that the gemms run on tensor
+/// cores (mma.sync); forward blocks 64x64, backward 64x32. Measured on the
+/// H200 on 2026-11-30 (--bwd, D = 64, S = 1024 and 4096): backward 64x64/128
+/// threads 39-41 TFLOP/s, 128x64/256 30-38, 64x32/128 61-83 (fewer fragment
+/// registers, so its shared tiles are swizzled and more blocks fit per SM).
 struct Config {
   int fwdM, fwdN, fwdThreads, bwdM, bwdN, bwdThreads;
 };
-Config configFor(int dim) {
-  return dim <= 64 ? Config{64, 64, 128, 64, 64, 128} : Config{64, 64, 128, 64, 32, 128};
-}
+Config configFor(int) { return {64, 64, 128, 64, 32, 128}; }
 
 HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) {
   HostTensor t(shape, dtype);
@@ -40,8 +40,15 @@ HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) 
   return t;
 }
 
+int bwdOverride[3] = {0, 0, 0}; // --bwd M,N,THREADS
+
 void run(const Shape &s, bool causal) {
   Config c = configFor(s.D);
+  if (bwdOverride[0]) {
+    c.bwdM = bwdOverride[0];
+    c.bwdN = bwdOverride[1];
+    c.bwdThreads = bwdOverride[2];
+  }
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
   GPUKernel fwd(mha::flashattn_fwd(s.B, s.H, s.S, s.D, causal, c.fwdM, c.fwdN, c.fwdThreads));
@@ -60,10 +67,10 @@ void run(const Shape &s, bool causal) {
   double flops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D / (causal ? 2 : 1);
   std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, \"causal\": %d, "
               "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
-              "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\"}\n",
+              "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"bwd_config\": \"%dx%d/%d\"}\n",
               s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, flops / fwdMs * 1e-9,
               2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
-              bwd.binary().fragmentLayout.c_str());
+              bwd.binary().fragmentLayout.c_str(), c.bwdM, c.bwdN, c.bwdThreads);
   std::fflush(stdout);
 }
 
@@ -72,6 +79,10 @@ void run(const Shape &s, bool causal) {
 int main(int argc, char **argv) {
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--bwd" && i + 1 < argc &&
+        std::sscanf(argv[++i], "%d,%d,%d", &bwdOverride[0], &bwdOverride[1],
+                    &bwdOverride[2]) == 3)
+      continue;
     Shape s{};
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
       std::fprintf(stderr, "usage: tl-bench-gpu [B,H,S,D ...]\n");
