@@ -2,8 +2,7 @@
 #include "mha/attention.h"
 
 #include "mha/mha.h"
-#include "tl/runtime/CPUKernel.h"
-#include "tl/runtime/GPUKernel.h"
+#include "tl/runtime/Jit.h"
 
 #include <memory>
 
@@ -16,9 +15,7 @@ using runtime::Kernel;
 
 namespace {
 std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
-  if (backend == Backend::gpu)
-    return std::make_unique<runtime::GPUKernel>(program);
-  return std::make_unique<runtime::CPUKernel>(program);
+  return jit(program, {.target = backend == Backend::gpu ? Target::gpu : Target::cpu});
 }
 } // namespace
 

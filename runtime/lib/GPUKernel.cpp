@@ -26,9 +26,10 @@ struct DeviceArguments {
 
 } // namespace
 
-GPUKernel::GPUKernel(const dsl::Program &program, const std::string &arch)
+GPUKernel::GPUKernel(const dsl::Program &program, const std::string &arch, bool useCache)
     : Kernel(program), driver_(requireDriver()) {
-  binary_ = compileForGPU(program, arch.empty() ? driver_->arch() : arch);
+  binary_ = compileForGPUCached(program, arch.empty() ? driver_->arch() : arch, useCache,
+                                &cacheHit_);
   CUmodule module = driver_->loadPTX(binary_.ptx, binary_.name);
   function_ = driver_->function(module, binary_.name);
   // Opt in to the dynamic shared memory the kernel needs: above 48 KB (with

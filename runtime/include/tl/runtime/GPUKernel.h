@@ -5,14 +5,17 @@
 #include "tl/Compiler/GPUCompiler.h"
 #include "tl/runtime/CudaDriver.h"
 #include "tl/runtime/Kernel.h"
+#include "tl/runtime/KernelCache.h"
 
 namespace tl::runtime {
 
 class GPUKernel : public Kernel {
 public:
-  /// Compiles for the current device's architecture (or `arch`) and loads
-  /// the module. Throws CudaError when there is no GPU.
-  explicit GPUKernel(const dsl::Program &program, const std::string &arch = "");
+  /// Compiles for the current device's architecture (or `arch`), through the
+  /// on-disk cache unless `useCache` is false, and loads the module. Throws
+  /// CudaError when there is no GPU.
+  explicit GPUKernel(const dsl::Program &program, const std::string &arch = "",
+                     bool useCache = true);
 
   /// Copies every argument to the device, launches, waits, and copies every
   /// argument back (inputs too: a kernel may accumulate into one, as dQ).
@@ -26,12 +29,15 @@ public:
                    int repeats = 20) const;
 
   const GPUBinary &binary() const { return binary_; }
+  /// Whether the compiled kernel came from the disk cache.
+  bool cacheHit() const { return cacheHit_; }
 
 private:
   void launch(std::vector<CUdeviceptr> &pointers) const;
   GPUBinary binary_;
   CudaDriver *driver_;
   CUfunction function_ = nullptr;
+  bool cacheHit_ = false;
 };
 
 } // namespace tl::runtime

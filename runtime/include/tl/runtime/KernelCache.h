@@ -1,0 +1,44 @@
+// The on-disk cache of compiled GPU kernels. Light header.
+//
+// Key: a 128-bit hash of the program's printed IR, the compiler version and the
+// target. Entries are written to a temporary file and renamed into place (safe
+// with many writers, threads or processes); each ends with a checksum, so a
+// corrupt or truncated entry reads as a miss and is rebuilt.
+#pragma once
+
+#include "tl/Compiler/GPUCompiler.h"
+
+#include <optional>
+#include <string>
+
+namespace tl::runtime {
+
+class KernelCache {
+public:
+  explicit KernelCache(std::string directory);
+  /// $TLC_CACHE_DIR, else $XDG_CACHE_HOME/tlc, else $HOME/.cache/tlc.
+  static std::string defaultDirectory();
+  /// False when $TLC_CACHE is "0" or "off".
+  static bool enabledByEnvironment();
+
+  /// The key of `program` compiled for `arch`.
+  static std::string key(const dsl::Program &program, const std::string &arch);
+
+  std::optional<GPUBinary> load(const std::string &key) const;
+  /// Best effort: a cache that cannot be written is not an error.
+  void store(const std::string &key, const GPUBinary &binary) const;
+  /// Removes every entry.
+  void clear() const;
+  const std::string &directory() const { return directory_; }
+
+private:
+  std::string path(const std::string &key) const;
+  std::string directory_;
+};
+
+/// compileForGPU through the default cache (unless disabled by `useCache` or
+/// $TLC_CACHE=0). `hit` tells whether the cache served it.
+GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,
+                              bool useCache = true, bool *hit = nullptr);
+
+} // namespace tl::runtime

@@ -1,0 +1,207 @@
+// The on-disk GPU kernel cache: keys, the entry format, atomic writes.
+#include "tl/runtime/KernelCache.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace tl::runtime {
+namespace {
+
+/// Bumped whenever the compiler's output for the same IR may change.
+constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu3";
+constexpr const char *kMagic = "tlc-kernel-cache-v1";
+
+std::uint64_t fnv1a(const std::string &text, std::uint64_t seed) {
+  std::uint64_t hash = seed;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+std::string hex(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+/// Length-prefixed fields: "<size>\n<bytes>\n".
+void putField(std::ostringstream &out, const std::string &field) {
+  out << field.size() << '\n' << field << '\n';
+}
+
+bool getField(std::istringstream &in, std::string &field) {
+  std::size_t size = 0;
+  if (!(in >> size) || in.get() != '\n' || size > (1u << 30))
+    return false;
+  field.resize(size);
+  if (!in.read(field.data(), static_cast<std::streamsize>(size)))
+    return false;
+  return in.get() == '\n';
+}
+
+std::string serialize(const GPUBinary &b) {
+  std::ostringstream out;
+  putField(out, b.name);
+  putField(out, b.arch);
+  std::ostringstream grid;
+  for (std::int64_t g : b.grid)
+    grid << g << ' ';
+  putField(out, grid.str());
+  putField(out, std::to_string(b.threads));
+  putField(out, std::to_string(b.sharedBytes));
+  putField(out, b.fragmentLayout);
+  putField(out, std::to_string(b.params.size()));
+  for (const dsl::Param &p : b.params) {
+    std::ostringstream shape;
+    for (std::int64_t s : p.shape)
+      shape << s << ' ';
+    putField(out, p.name);
+    putField(out, shape.str());
+    putField(out, std::to_string(static_cast<int>(p.dtype)));
+    putField(out, p.output ? "1" : "0");
+  }
+  putField(out, b.ptx);
+  return out.str();
+}
+
+std::vector<std::int64_t> numbers(const std::string &text) {
+  std::istringstream in(text);
+  std::vector<std::int64_t> values;
+  for (std::int64_t v; in >> v;)
+    values.push_back(v);
+  return values;
+}
+
+std::optional<GPUBinary> deserialize(const std::string &payload) {
+  std::istringstream in(payload);
+  GPUBinary b;
+  std::string grid, threads, shared, count;
+  if (!getField(in, b.name) || !getField(in, b.arch) || !getField(in, grid) ||
+      !getField(in, threads) || !getField(in, shared) || !getField(in, b.fragmentLayout) ||
+      !getField(in, count))
+    return std::nullopt;
+  b.grid = numbers(grid);
+  b.threads = std::atoll(threads.c_str());
+  b.sharedBytes = std::atoll(shared.c_str());
+  for (long i = 0, n = std::atol(count.c_str()); i < n; ++i) {
+    dsl::Param p{};
+    std::string shape, dtype, output;
+    if (!getField(in, p.name) || !getField(in, shape) || !getField(in, dtype) ||
+        !getField(in, output))
+      return std::nullopt;
+    p.shape = numbers(shape);
+    p.dtype = static_cast<dsl::DType>(std::atoi(dtype.c_str()));
+    p.output = output == "1";
+    b.params.push_back(std::move(p));
+  }
+  if (!getField(in, b.ptx))
+    return std::nullopt;
+  return b;
+}
+
+} // namespace
+
+KernelCache::KernelCache(std::string directory) : directory_(std::move(directory)) {}
+
+std::string KernelCache::defaultDirectory() {
+  if (const char *dir = std::getenv("TLC_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/tlc";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/tlc";
+  return (fs::temp_directory_path() / "tlc-cache").string();
+}
+
+bool KernelCache::enabledByEnvironment() {
+  const char *flag = std::getenv("TLC_CACHE");
+  return !flag || (std::string(flag) != "0" && std::string(flag) != "off");
+}
+
+std::string KernelCache::key(const dsl::Program &program, const std::string &arch) {
+  std::string text = program.str() + '\n' + kCompilerVersion + '\n' + arch;
+  return hex(fnv1a(text, 0xcbf29ce484222325ULL)) + hex(fnv1a(text, 0x84222325cbf29ce4ULL));
+}
+
+std::string KernelCache::path(const std::string &key) const {
+  return directory_ + "/" + key + ".tlk";
+}
+
+std::optional<GPUBinary> KernelCache::load(const std::string &key) const {
+  std::ifstream in(path(key), std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::stringstream content;
+  content << in.rdbuf();
+  std::string text = content.str();
+  // <magic>\n<payload><checksum, 16 hex digits>\n
+  std::string magic = std::string(kMagic) + '\n';
+  if (text.size() < magic.size() + 17 || text.compare(0, magic.size(), magic) != 0 ||
+      text.back() != '\n')
+    return std::nullopt;
+  std::string payload = text.substr(magic.size(), text.size() - magic.size() - 17);
+  std::string checksum = text.substr(text.size() - 17, 16);
+  if (hex(fnv1a(payload, 0xcbf29ce484222325ULL)) != checksum)
+    return std::nullopt;
+  return deserialize(payload);
+}
+
+void KernelCache::store(const std::string &key, const GPUBinary &binary) const {
+  static std::atomic<unsigned> counter{0};
+  std::error_code error;
+  fs::create_directories(directory_, error);
+  std::string payload = serialize(binary);
+  std::ostringstream tmpName;
+  tmpName << path(key) << ".tmp." << ::getpid() << '.'
+          << std::hash<std::thread::id>()(std::this_thread::get_id()) << '.' << counter++;
+  std::string tmp = tmpName.str();
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return;
+    out << kMagic << '\n' << payload << hex(fnv1a(payload, 0xcbf29ce484222325ULL)) << '\n';
+    if (!out.flush())
+      return fs::remove(tmp, error), void();
+  }
+  fs::rename(tmp, path(key), error); // atomic: readers see the old or the new entry
+  if (error)
+    fs::remove(tmp, error);
+}
+
+void KernelCache::clear() const {
+  std::error_code error;
+  for (const auto &entry : fs::directory_iterator(directory_, error))
+    if (entry.path().extension() == ".tlk" ||
+        entry.path().filename().string().find(".tlk.tmp.") != std::string::npos)
+      fs::remove(entry.path(), error);
+}
+
+GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,
+                              bool useCache, bool *hit) {
+  if (hit)
+    *hit = false;
+  if (!useCache || !KernelCache::enabledByEnvironment())
+    return compileForGPU(program, arch);
+  KernelCache cache(KernelCache::defaultDirectory());
+  std::string key = KernelCache::key(program, arch);
+  if (std::optional<GPUBinary> cached = cache.load(key)) {
+    if (hit)
+      *hit = true;
+    return *cached;
+  }
+  GPUBinary binary = compileForGPU(program, arch);
+  cache.store(key, binary);
+  return binary;
+}
+
+} // namespace tl::runtime
