@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -192,16 +194,29 @@ GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &ar
     *hit = false;
   if (!useCache || !KernelCache::enabledByEnvironment())
     return compileForGPU(program, arch);
-  KernelCache cache(KernelCache::defaultDirectory());
+  // In memory first (this process compiled or loaded it already), then disk.
+  static std::mutex mutex;
+  static std::unordered_map<std::string, GPUBinary> memory;
   std::string key = KernelCache::key(program, arch);
-  if (std::optional<GPUBinary> cached = cache.load(key)) {
-    if (hit)
-      *hit = true;
-    return *cached;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = memory.find(key); it != memory.end()) {
+      if (hit)
+        *hit = true;
+      return it->second;
+    }
   }
-  GPUBinary binary = compileForGPU(program, arch);
-  cache.store(key, binary);
-  return binary;
+  KernelCache cache(KernelCache::defaultDirectory());
+  std::optional<GPUBinary> binary = cache.load(key);
+  if (hit)
+    *hit = binary.has_value();
+  if (!binary) {
+    binary = compileForGPU(program, arch);
+    cache.store(key, *binary);
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  memory.emplace(key, *binary);
+  return *binary;
 }
 
 } // namespace tl::runtime

@@ -155,6 +155,7 @@ TEST_CASE("concurrent writers and readers never see a partial entry", "[cache]")
 }
 
 TEST_CASE("the cached compile path: a miss, then a hit that skips compilation", "[cache]") {
+  // (The second call is served from memory; the disk entry is checked too.)
   TempDir dir;
   ::setenv("TLC_CACHE_DIR", dir.path.c_str(), 1);
   ::unsetenv("TLC_CACHE");
@@ -168,6 +169,10 @@ TEST_CASE("the cached compile path: a miss, then a hit that skips compilation", 
   auto t2 = std::chrono::steady_clock::now();
   CHECK(hit);
   requireSame(cold, warm);
+  std::optional<tl::GPUBinary> onDisk =
+      KernelCache(dir.path.string()).load(KernelCache::key(p, "sm_90a"));
+  REQUIRE(onDisk);
+  requireSame(cold, *onDisk);
   std::printf("compile to PTX: cold %.1f ms, cached %.2f ms\n",
               std::chrono::duration<double, std::milli>(t1 - t0).count(),
               std::chrono::duration<double, std::milli>(t2 - t1).count());

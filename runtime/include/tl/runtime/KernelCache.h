@@ -36,8 +36,9 @@ private:
   std::string directory_;
 };
 
-/// compileForGPU through the default cache (unless disabled by `useCache` or
-/// $TLC_CACHE=0). `hit` tells whether the cache served it.
+/// compileForGPU through this process's in-memory cache and the default disk
+/// cache (unless disabled by `useCache` or $TLC_CACHE=0). `hit` tells whether
+/// a cache served it.
 GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,
                               bool useCache = true, bool *hit = nullptr);
 
