@@ -113,6 +113,10 @@ std::optional<GPUBinary> deserialize(const std::string &payload) {
 
 } // namespace
 
+std::string contentHash(const std::string &text) {
+  return hex(fnv1a(text, 0xcbf29ce484222325ULL)) + hex(fnv1a(text, 0x84222325cbf29ce4ULL));
+}
+
 KernelCache::KernelCache(std::string directory) : directory_(std::move(directory)) {}
 
 std::string KernelCache::defaultDirectory() {
@@ -131,8 +135,7 @@ bool KernelCache::enabledByEnvironment() {
 }
 
 std::string KernelCache::key(const dsl::Program &program, const std::string &arch) {
-  std::string text = program.str() + '\n' + kCompilerVersion + '\n' + arch;
-  return hex(fnv1a(text, 0xcbf29ce484222325ULL)) + hex(fnv1a(text, 0x84222325cbf29ce4ULL));
+  return contentHash(program.str() + '\n' + kCompilerVersion + '\n' + arch);
 }
 
 std::string KernelCache::path(const std::string &key) const {

@@ -4,6 +4,7 @@
 
 #include "tl/dsl/Buffer.h"
 #include "tl/dsl/Expr.h"
+#include "tl/dsl/Generator.h"
 #include "tl/dsl/Layout.h"
 #include "tl/dsl/Program.h"
 #include "tl/dsl/TileOps.h"

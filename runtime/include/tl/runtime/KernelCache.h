@@ -13,6 +13,9 @@
 
 namespace tl::runtime {
 
+/// A stable 128-bit hash of `text`, as 32 hex digits (cache keys).
+std::string contentHash(const std::string &text);
+
 class KernelCache {
 public:
   explicit KernelCache(std::string directory);

@@ -1,0 +1,21 @@
+// Sample DSL file for tlc: the reference's forward and backward as generators.
+#include "mha/mha.h"
+#include "tl/dsl.h"
+
+namespace mha = tl::kernels::mha;
+
+TLC_GENERATOR(flash_fwd,
+              ({{"batch", 8}, {"heads", 32}, {"seq_len", 256}, {"dim", 64}, {"causal", 0},
+                {"block_M", 64}, {"block_N", 64}, {"threads", 128}}))
+(const tl::dsl::GeneratorArgs &a) {
+  return mha::flashattn_fwd(a["batch"], a["heads"], a["seq_len"], a["dim"], a["causal"] != 0,
+                            a["block_M"], a["block_N"], a["threads"]);
+}
+
+TLC_GENERATOR(flash_bwd,
+              ({{"batch", 8}, {"heads", 32}, {"seq_len", 256}, {"dim", 64}, {"causal", 0},
+                {"block_M", 64}, {"block_N", 32}, {"threads", 128}}))
+(const tl::dsl::GeneratorArgs &a) {
+  return mha::flashattn_bwd(a["batch"], a["heads"], a["seq_len"], a["dim"], a["causal"] != 0,
+                            a["block_M"], a["block_N"], a["threads"]);
+}

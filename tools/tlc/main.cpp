@@ -1,0 +1,211 @@
+// tlc: compile tl programs ahead of time.
+//
+//   tlc FILE.cpp --list
+//   tlc FILE.cpp -k NAME [-p key=value ...] [--emit=tl|ptx] [--target=sm_80|sm_90a]
+//       [-o PATH] [--print-ir-after-all]
+//
+// FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
+// builds it into a plugin with the host C++ compiler against our headers and
+// library (reused while the file is unchanged), loads it, builds the chosen
+// program with the parameters given and emits it. Exit codes: 0 ok, 1 an
+// error in the user's file or arguments' values, 2 usage.
+#include "tl/Compiler/GPUCompiler.h"
+#include "tl/dsl.h"
+#include "tl/runtime/KernelCache.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Options {
+  std::string input, program, emit = "tl", target = "sm_90a", output;
+  std::vector<std::pair<std::string, std::string>> params;
+  bool list = false, printIRAfterAll = false;
+};
+
+[[noreturn]] void usage(const std::string &problem) {
+  std::fprintf(stderr,
+               "tlc: %s\n"
+               "usage: tlc FILE.cpp --list\n"
+               "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=tl|ptx]\n"
+               "           [--target=sm_80|sm_90a] [-o PATH] [--print-ir-after-all]\n",
+               problem.c_str());
+  std::exit(2);
+}
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "tlc: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+Options parse(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const std::string &flag) -> std::string {
+      if (arg.size() > flag.size() && arg.compare(0, flag.size() + 1, flag + "=") == 0)
+        return arg.substr(flag.size() + 1);
+      if (i + 1 >= argc)
+        usage(flag + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--list")
+      o.list = true;
+    else if (arg == "--print-ir-after-all")
+      o.printIRAfterAll = true;
+    else if (arg == "-k")
+      o.program = value("-k");
+    else if (arg == "-o")
+      o.output = value("-o");
+    else if (arg == "-p") {
+      std::string kv = value("-p");
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        usage("-p takes key=value, got '" + kv + "'");
+      o.params.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else if (arg.rfind("--emit", 0) == 0)
+      o.emit = value("--emit");
+    else if (arg.rfind("--target", 0) == 0)
+      o.target = value("--target");
+    else if (arg == "-h" || arg == "--help")
+      usage("compile tl programs ahead of time");
+    else if (!arg.empty() && arg[0] == '-')
+      usage("unknown option '" + arg + "'");
+    else if (o.input.empty())
+      o.input = arg;
+    else
+      usage("more than one input file");
+  }
+  if (o.input.empty())
+    usage("no input file");
+  if (!o.list && o.program.empty())
+    usage("say which program: -k NAME (or --list)");
+  if (o.emit != "tl" && o.emit != "ptx")
+    usage("--emit takes tl or ptx, got '" + o.emit + "'");
+  if (o.target != "sm_80" && o.target != "sm_90a")
+    usage("--target takes sm_80 or sm_90a, got '" + o.target + "'");
+  return o;
+}
+
+std::string readFile(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Builds (or reuses) the plugin for `input`; returns its path.
+fs::path buildPlugin(const std::string &input) {
+  if (!fs::exists(input))
+    fail("cannot read '" + input + "'");
+  std::string command = std::string(TLC_CXX) + " -std=c++20 -O1 -shared -fPIC";
+  std::istringstream includes(TLC_INCLUDE_DIRS);
+  for (std::string dir; std::getline(includes, dir, ':');)
+    command += " -I" + dir;
+  std::string link = std::string(" -L") + TLC_LIBRARY_DIR + " -ltl_kernels -ltlc -Wl,-rpath," +
+                     TLC_LIBRARY_DIR;
+  fs::path dir = fs::path(tl::runtime::KernelCache::defaultDirectory()) / "plugins";
+  fs::create_directories(dir);
+  std::string key = tl::runtime::contentHash(readFile(input) + command + link +
+                                             fs::absolute(input).string());
+  fs::path plugin = dir / (key + ".so");
+  if (fs::exists(plugin))
+    return plugin;
+  fs::path tmp = dir / (key + ".so.tmp." + std::to_string(::getpid()));
+  fs::path log = dir / (key + ".log." + std::to_string(::getpid()));
+  std::string full = command + " " + fs::absolute(input).string() + " -o " + tmp.string() + link +
+                     " > " + log.string() + " 2>&1";
+  int status = std::system(full.c_str());
+  std::string output = readFile(log);
+  fs::remove(log);
+  if (status != 0) {
+    fs::remove(tmp);
+    std::fprintf(stderr, "%s", output.c_str());
+    fail("compiling '" + input + "' failed");
+  }
+  fs::rename(tmp, plugin);
+  return plugin;
+}
+
+long long parseValue(const std::string &name, const std::string &text) {
+  if (text == "true")
+    return 1;
+  if (text == "false")
+    return 0;
+  char *end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0')
+    fail("parameter '" + name + "' takes an integer (or true/false), got '" + text + "'");
+  return value;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parse(argc, argv);
+  fs::path plugin = buildPlugin(o.input);
+  if (!dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL))
+    fail(std::string("cannot load the plugin: ") + dlerror());
+  const std::vector<tl::dsl::Generator> &generators = tl::dsl::registeredGenerators();
+  auto describe = [](const tl::dsl::Generator &g) {
+    std::string text = g.name;
+    for (const auto &[name, value] : g.params)
+      text += " " + name + "=" + std::to_string(value);
+    return text;
+  };
+  if (o.list) {
+    for (const tl::dsl::Generator &g : generators)
+      std::printf("%s\n", describe(g).c_str());
+    return 0;
+  }
+  const tl::dsl::Generator *chosen = nullptr;
+  std::string names;
+  for (const tl::dsl::Generator &g : generators) {
+    names += (names.empty() ? "" : ", ") + g.name;
+    if (g.name == o.program)
+      chosen = &g;
+  }
+  if (!chosen)
+    fail("no program named '" + o.program + "' in " + o.input + "; it has: " + names);
+  std::map<std::string, long long> values(chosen->params.begin(), chosen->params.end());
+  for (const auto &[name, text] : o.params) {
+    if (!values.count(name)) {
+      std::string allowed;
+      for (const auto &param : chosen->params)
+        allowed += (allowed.empty() ? "" : ", ") + param.first;
+      fail("'" + chosen->name + "' has no parameter '" + name + "'; it takes: " + allowed);
+    }
+    values[name] = parseValue(name, text);
+  }
+  try {
+    tl::dsl::Program program = chosen->build(tl::dsl::GeneratorArgs(values));
+    program.verify();
+    std::string text = o.emit == "tl"
+                           ? program.str()
+                           : tl::compileForGPU(program, o.target, o.printIRAfterAll).ptx;
+    if (o.output.empty() || o.output == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      std::ofstream out(o.output, std::ios::binary);
+      if (!(out << text))
+        fail("cannot write '" + o.output + "'");
+    }
+  } catch (const tl::dsl::Error &error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 1;
+  } catch (const std::exception &error) {
+    fail(error.what());
+  }
+  return 0;
+}
