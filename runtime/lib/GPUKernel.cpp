@@ -30,6 +30,16 @@ GPUKernel::GPUKernel(const dsl::Program &program, const std::string &arch, bool 
     : Kernel(program), driver_(requireDriver()) {
   binary_ = compileForGPUCached(program, arch.empty() ? driver_->arch() : arch, useCache,
                                 &cacheHit_);
+  load();
+}
+
+GPUKernel::GPUKernel(GPUBinary binary)
+    : Kernel(binary.name, binary.params), binary_(std::move(binary)),
+      driver_(requireDriver()) {
+  load();
+}
+
+void GPUKernel::load() {
   CUmodule module = driver_->loadPTX(binary_.ptx, binary_.name);
   function_ = driver_->function(module, binary_.name);
   // Opt in to the dynamic shared memory the kernel needs: above 48 KB (with

@@ -16,6 +16,8 @@ public:
   /// CudaError when there is no GPU.
   explicit GPUKernel(const dsl::Program &program, const std::string &arch = "",
                      bool useCache = true);
+  /// Loads an already compiled kernel (a header from `tlc --emit=header`).
+  explicit GPUKernel(GPUBinary binary);
 
   /// Copies every argument to the device, launches, waits, and copies every
   /// argument back (inputs too: a kernel may accumulate into one, as dQ).
@@ -33,6 +35,7 @@ public:
   bool cacheHit() const { return cacheHit_; }
 
 private:
+  void load();
   void launch(std::vector<CUdeviceptr> &pointers) const;
   GPUBinary binary_;
   CudaDriver *driver_;

@@ -15,6 +15,8 @@ class Kernel {
 public:
   explicit Kernel(const dsl::Program &program)
       : name_(program.name()), params_(program.params()) {}
+  Kernel(std::string name, std::vector<dsl::Param> params)
+      : name_(std::move(name)), params_(std::move(params)) {}
   virtual ~Kernel() = default;
 
   /// Runs with every parameter given, in declaration order. Throws
