@@ -6,6 +6,10 @@
 
 #include "tl/dsl.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace tl::kernels::mha {
 
 /// O, lse = flashattn_fwd(Q, K, V)      (out_idx = [3, 4])
@@ -37,5 +41,11 @@ struct BlockSizes {
 };
 BlockSizes forwardBlocks(int dim);
 BlockSizes backwardBlocks(int dim);
+
+/// Every kernel we ship, by file stem, at the reference test's shape: the
+/// reference's configurations (causal and not) and the 4-warp ones whose gemms
+/// run on tensor cores ("_mma"), plus pre- and postprocess. CI assembles each
+/// with ptxas; `tl-mha --ptx` writes them out.
+std::vector<std::pair<std::string, dsl::Program>> shippedPrograms();
 
 } // namespace tl::kernels::mha

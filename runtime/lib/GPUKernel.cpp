@@ -14,10 +14,24 @@ CudaDriver *requireDriver() {
   return driver;
 }
 
-/// Device copies of a run's arguments, freed when the run ends.
+/// Device copies of a run's arguments (uploaded on construction, copied back
+/// by download()), freed when the run ends.
 struct DeviceArguments {
   CudaDriver &driver;
+  const std::vector<HostTensor *> &args;
   std::vector<CUdeviceptr> pointers;
+  DeviceArguments(CudaDriver &driver, const std::vector<HostTensor *> &args,
+                  const std::string &kernel)
+      : driver(driver), args(args) {
+    for (HostTensor *arg : args) {
+      pointers.push_back(driver.allocate(arg->bytes(), kernel + " argument"));
+      driver.copyToDevice(pointers.back(), arg->data(), arg->bytes());
+    }
+  }
+  void download() {
+    for (std::size_t i = 0; i < args.size(); ++i)
+      driver.copyToHost(args[i]->data(), pointers[i], args[i]->bytes());
+  }
   ~DeviceArguments() {
     for (CUdeviceptr p : pointers)
       driver.free(p);
@@ -51,16 +65,10 @@ void GPUKernel::load() {
 
 void GPUKernel::run(const std::vector<HostTensor *> &args) const {
   checkArguments(args);
-  DeviceArguments device{*driver_, {}};
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    device.pointers.push_back(
-        driver_->allocate(args[i]->bytes(), name() + " argument '" + params()[i].name + "'"));
-    driver_->copyToDevice(device.pointers.back(), args[i]->data(), args[i]->bytes());
-  }
+  DeviceArguments device(*driver_, args, name());
   launch(device.pointers);
   driver_->synchronize(name());
-  for (std::size_t i = 0; i < args.size(); ++i)
-    driver_->copyToHost(args[i]->data(), device.pointers[i], args[i]->bytes());
+  device.download();
 }
 
 void GPUKernel::launch(std::vector<CUdeviceptr> &pointers) const {
@@ -77,11 +85,7 @@ void GPUKernel::launch(std::vector<CUdeviceptr> &pointers) const {
 double GPUKernel::benchmark(const std::vector<HostTensor *> &args, int warmup,
                             int repeats) const {
   checkArguments(args);
-  DeviceArguments device{*driver_, {}};
-  for (HostTensor *arg : args) {
-    device.pointers.push_back(driver_->allocate(arg->bytes(), name()));
-    driver_->copyToDevice(device.pointers.back(), arg->data(), arg->bytes());
-  }
+  DeviceArguments device(*driver_, args, name());
   for (int i = 0; i < warmup; ++i)
     launch(device.pointers);
   CUevent start = driver_->createEvent(), stop = driver_->createEvent();
@@ -95,8 +99,7 @@ double GPUKernel::benchmark(const std::vector<HostTensor *> &args, int warmup,
   driver_->destroyEvent(start);
   driver_->destroyEvent(stop);
   driver_->synchronize(name());
-  for (std::size_t i = 0; i < args.size(); ++i)
-    driver_->copyToHost(args[i]->data(), device.pointers[i], args[i]->bytes());
+  device.download();
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

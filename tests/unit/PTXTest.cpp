@@ -18,30 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::pair<std::string, tl::dsl::Program>> shippedKernels() {
-  const int batch = 8, heads = 32, seq = 256, dim = 64;
-  std::vector<std::pair<std::string, tl::dsl::Program>> kernels;
-  for (bool causal : {false, true}) {
-    std::string suffix = causal ? "_causal" : "";
-    auto fb = mha::forwardBlocks(dim), bb = mha::backwardBlocks(dim);
-    kernels.emplace_back("flash_fwd" + suffix,
-                         mha::flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N));
-    kernels.emplace_back("flash_bwd" + suffix,
-                         mha::flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
-  }
-  // The 4-warp configuration, whose gemms run on tensor cores (mma.sync).
-  for (bool causal : {false, true}) {
-    std::string suffix = causal ? "_causal_mma" : "_mma";
-    kernels.emplace_back("flash_fwd" + suffix,
-                         mha::flashattn_fwd(batch, heads, seq, dim, causal, 64, 64, 128));
-    kernels.emplace_back("flash_bwd" + suffix,
-                         mha::flashattn_bwd(batch, heads, seq, dim, causal, 64, 64, 128));
-  }
-  kernels.emplace_back("flash_bwd_prep", mha::flashattn_bwd_preprocess(batch, heads, seq, dim));
-  kernels.emplace_back("flash_bwd_post", mha::flashattn_bwd_postprocess(batch, heads, seq, dim));
-  return kernels;
-}
-
 std::string readFile(const fs::path &path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -59,7 +35,7 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
   fs::path dir = fs::temp_directory_path() / ("tl-ptx-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   for (const char *arch : {"sm_80", "sm_90a"})
-    for (auto &[file, program] : shippedKernels()) {
+    for (auto &[file, program] : mha::shippedPrograms()) {
       INFO(file << " for " << arch);
       tl::GPUBinary binary = tl::compileForGPU(program, arch);
       CHECK(binary.ptx.find(".entry " + binary.name) != std::string::npos);

@@ -107,24 +107,9 @@ bool runOnCPU(int batch, int heads, int seq, int dim, bool causal) {
   return ok;
 }
 
-/// Writes the PTX of every shipped MHA program (reference configuration).
+/// Writes the PTX of every shipped MHA program (mha::shippedPrograms).
 int writePTX(const std::string &arch, const std::string &dir) {
-  const int batch = 8, heads = 32, seq_len = 256, dim = 64;
-  std::vector<std::pair<std::string, Program>> programs;
-  for (bool causal : {false, true}) {
-    std::string suffix = causal ? "_causal" : "";
-    auto fb = mha::forwardBlocks(dim), bb = mha::backwardBlocks(dim);
-    programs.emplace_back("flash_fwd" + suffix,
-                          mha::flashattn_fwd(batch, heads, seq_len, dim, causal,
-                                             fb.block_M, fb.block_N));
-    programs.emplace_back("flash_bwd" + suffix,
-                          mha::flashattn_bwd(batch, heads, seq_len, dim, causal,
-                                             bb.block_M, bb.block_N));
-  }
-  programs.emplace_back("flash_bwd_prep",
-                        mha::flashattn_bwd_preprocess(batch, heads, seq_len, dim));
-  programs.emplace_back("flash_bwd_post",
-                        mha::flashattn_bwd_postprocess(batch, heads, seq_len, dim));
+  std::vector<std::pair<std::string, Program>> programs = mha::shippedPrograms();
   for (auto &[file, program] : programs) {
     tl::GPUBinary binary = tl::compileForGPU(program, arch);
     std::ofstream(dir + "/" + file + ".ptx") << binary.ptx;

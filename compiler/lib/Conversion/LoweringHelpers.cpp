@@ -3,8 +3,11 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -76,6 +79,41 @@ Value insideBuffer(OpBuilder &b, Location loc, Value buffer, ValueRange indices)
     inside = inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
   }
   return inside;
+}
+
+Value reductionIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
+  if (kind == ReduceKind::sum || kind == ReduceKind::abssum)
+    return zeroOf(b, loc, type);
+  bool isMax = kind == ReduceKind::max;
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(floatType, isMax ? -std::numeric_limits<double>::infinity()
+                                        : std::numeric_limits<double>::infinity()));
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt value = isMax ? APInt::getSignedMinValue(width)
+                      : APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+}
+
+Value combineReduction(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value x) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (kind) {
+  case ReduceKind::max:
+    return isFloat ? arith::MaximumFOp::create(b, loc, acc, x).getResult()
+                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+  case ReduceKind::min:
+    return isFloat ? arith::MinimumFOp::create(b, loc, acc, x).getResult()
+                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
+  case ReduceKind::abssum:
+    x = isFloat ? math::AbsFOp::create(b, loc, x).getResult()
+                : math::AbsIOp::create(b, loc, x).getResult();
+    [[fallthrough]];
+  case ReduceKind::sum:
+    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
+                   : arith::AddIOp::create(b, loc, acc, x).getResult();
+  }
+  return acc;
 }
 
 } // namespace tl::lowering

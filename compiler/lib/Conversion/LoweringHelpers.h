@@ -45,6 +45,14 @@ llvm::SmallVector<mlir::Value> regionIndices(mlir::OpBuilder &b, mlir::Location 
                                              llvm::ArrayRef<int64_t> sizes,
                                              mlir::ValueRange squeezed);
 
+/// The neutral element of a reduction (-inf for max, +inf for min, 0 for
+/// sums; the extreme integers for integer max/min).
+mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind,
+                              mlir::Type type);
+/// acc (+) x for a reduction; abssum adds |x|.
+mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind,
+                             mlir::Value acc, mlir::Value x);
+
 /// i1: every index lies inside the buffer's extents.
 mlir::Value insideBuffer(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
                          mlir::ValueRange indices);

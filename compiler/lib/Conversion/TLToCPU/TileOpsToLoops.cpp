@@ -14,7 +14,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
-#include <limits>
 
 using namespace mlir;
 
@@ -126,41 +125,6 @@ struct GemmToLoops : OpRewritePattern<GemmOp> {
   }
 };
 
-Value reductionIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
-  if (kind == ReduceKind::sum || kind == ReduceKind::abssum)
-    return zeroOf(b, loc, type);
-  bool isMax = kind == ReduceKind::max;
-  if (auto floatType = dyn_cast<FloatType>(type))
-    return arith::ConstantOp::create(
-        b, loc,
-        b.getFloatAttr(floatType, isMax ? -std::numeric_limits<double>::infinity()
-                                        : std::numeric_limits<double>::infinity()));
-  unsigned width = type.getIntOrFloatBitWidth();
-  APInt value = isMax ? APInt::getSignedMinValue(width)
-                      : APInt::getSignedMaxValue(width);
-  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
-}
-
-Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value x) {
-  bool isFloat = isa<FloatType>(x.getType());
-  switch (kind) {
-  case ReduceKind::max:
-    return isFloat ? arith::MaximumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
-  case ReduceKind::min:
-    return isFloat ? arith::MinimumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
-  case ReduceKind::abssum:
-    x = isFloat ? math::AbsFOp::create(b, loc, x).getResult()
-                : math::AbsIOp::create(b, loc, x).getResult();
-    [[fallthrough]];
-  case ReduceKind::sum:
-    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
-                   : arith::AddIOp::create(b, loc, acc, x).getResult();
-  }
-  return acc;
-}
-
 struct ReduceToLoops : OpRewritePattern<ReduceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReduceOp op,
@@ -187,7 +151,7 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
             SmallVector<Value> srcIndices(ivs);
             srcIndices.insert(srcIndices.begin() + dim, r);
             Value x = memref::LoadOp::create(b, loc, op.getSrc(), srcIndices);
-            scf::YieldOp::create(b, loc, combine(b, loc, op.getKind(), acc[0], x));
+            scf::YieldOp::create(b, loc, combineReduction(b, loc, op.getKind(), acc[0], x));
           });
       memref::StoreOp::create(b, loc, loop.getResult(0), op.getDst(), dstIndices);
     };

@@ -892,41 +892,23 @@ private:
     Type f32 = cast<MemRefType>(src.storage.getType()).getElementType();
     for (int64_t q = 0; q < l.tilesM() * 2; ++q) {
       int64_t tm = q / 2, h = q % 2;
-      Value acc = identity(b, loc, op.getKind(), f32);
+      Value acc = reductionIdentity(b, loc, op.getKind(), f32);
       for (int64_t tn = 0; tn < l.tilesN(); ++tn)
         for (int64_t e = 0; e < 2; ++e)
-          acc = combine(b, loc, op.getKind(), acc,
+          acc = combineReduction(b, loc, op.getKind(), acc,
                         slot(src.storage, (tm * l.tilesN() + tn) * 4 + h * 2 + e));
       ReduceKind across = op.getKind() == ReduceKind::abssum ? ReduceKind::sum : op.getKind();
       for (int32_t offset : {1, 2}) {
         Value other = gpu::ShuffleOp::create(b, loc, acc, offset, 32, gpu::ShuffleMode::XOR)
                           .getShuffleResult();
-        acc = combine(b, loc, across, acc, other);
+        acc = combineReduction(b, loc, across, acc, other);
       }
       if (!op.getClear())
-        acc = combine(b, loc, across, acc, slot(dst.storage, q));
+        acc = combineReduction(b, loc, across, acc, slot(dst.storage, q));
       memref::StoreOp::create(b, loc, acc, dst.storage, ValueRange{index(b, loc, q)});
     }
     rewriter.eraseOp(op);
     return success();
-  }
-
-  static Value identity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
-    if (kind == ReduceKind::sum || kind == ReduceKind::abssum)
-      return zeroOf(b, loc, type);
-    double inf = std::numeric_limits<double>::infinity();
-    return arith::ConstantOp::create(
-        b, loc, b.getFloatAttr(type, kind == ReduceKind::max ? -inf : inf));
-  }
-
-  static Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value x) {
-    switch (kind) {
-    case ReduceKind::max: return arith::MaximumFOp::create(b, loc, acc, x);
-    case ReduceKind::min: return arith::MinimumFOp::create(b, loc, acc, x);
-    case ReduceKind::abssum: x = math::AbsFOp::create(b, loc, x); [[fallthrough]];
-    case ReduceKind::sum: return arith::AddFOp::create(b, loc, acc, x);
-    }
-    return acc;
   }
 
   LogicalResult lowerReduce(ReduceOp op) {
@@ -953,7 +935,7 @@ private:
     }
     auto reduceOne = [&](OpBuilder &b, Location loc, ValueRange dstIndices,
                          ValueRange outer, const Owned *r) {
-      Value init = op.getClear() ? identity(b, loc, op.getKind(), srcType.getElementType())
+      Value init = op.getClear() ? reductionIdentity(b, loc, op.getKind(), srcType.getElementType())
                                  : load(b, loc, dst, dstIndices, r);
       auto loop = scf::ForOp::create(
           b, loc, index(b, loc, 0), index(b, loc, srcType.getDimSize(dim)),
@@ -962,7 +944,7 @@ private:
             SmallVector<Value> srcIndices(outer);
             srcIndices.insert(srcIndices.begin() + dim, red);
             scf::YieldOp::create(
-                b, loc, combine(b, loc, op.getKind(), acc[0], load(b, loc, src, srcIndices, r)));
+                b, loc, combineReduction(b, loc, op.getKind(), acc[0], load(b, loc, src, srcIndices, r)));
           });
       store(b, loc, loop.getResult(0), dst, dstIndices, r);
     };

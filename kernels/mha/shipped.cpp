@@ -1,0 +1,29 @@
+// The kernels we ship (see mha.h).
+#include "mha/mha.h"
+
+namespace tl::kernels::mha {
+
+std::vector<std::pair<std::string, dsl::Program>> shippedPrograms() {
+  const int batch = 8, heads = 32, seq = 256, dim = 64;
+  std::vector<std::pair<std::string, dsl::Program>> programs;
+  BlockSizes fb = forwardBlocks(dim), bb = backwardBlocks(dim);
+  for (bool causal : {false, true}) {
+    std::string suffix = causal ? "_causal" : "";
+    programs.emplace_back("flash_fwd" + suffix,
+                          flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N));
+    programs.emplace_back("flash_bwd" + suffix,
+                          flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
+  }
+  for (bool causal : {false, true}) {
+    std::string suffix = causal ? "_causal_mma" : "_mma";
+    programs.emplace_back("flash_fwd" + suffix,
+                          flashattn_fwd(batch, heads, seq, dim, causal, 64, 64, 128));
+    programs.emplace_back("flash_bwd" + suffix,
+                          flashattn_bwd(batch, heads, seq, dim, causal, 64, 64, 128));
+  }
+  programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
+  programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));
+  return programs;
+}
+
+} // namespace tl::kernels::mha
