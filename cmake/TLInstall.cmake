@@ -13,6 +13,7 @@ install(TARGETS tlc tl_kernels EXPORT tlcTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY dsl/include/ runtime/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES compiler/include/tl/Compiler/GPUCompiler.h compiler/include/tl/Compiler/HostJIT.h
+              compiler/include/tl/Compiler/Ptxas.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tl/Compiler)
 install(FILES kernels/mha/mha.h kernels/mha/attention.h kernels/mha/reference.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mha)

@@ -17,6 +17,22 @@ strip -o "$root/.carry/lib/libtlc.so" "$build/lib/libtlc.so"
 for exe in "$build"/bin/*; do
   strip -o "$root/.carry/bin/$(basename "$exe")" "$exe"
 done
+# The example application, built against the installed carry build as a
+# user would build it (find_package); it runs with LD_LIBRARY_PATH=lib.
+cmake --install "$build" --prefix "$build/prefix" > /dev/null
+cmake -S "$root/examples/mha_jit" -B "$build/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$build/prefix" > /dev/null
+cmake --build "$build/example"
+strip -o "$root/.carry/bin/mha_jit" "$build/example/mha_jit"
+# A program on a `tlc --emit=header` header (the reference-shape forward),
+# compiled here, run there: tests/lit/Inputs/run_header.cpp.
+mkdir -p "$build/header"
+TLC_CACHE_DIR="$build/header/cache" "$build/bin/tlc" "$root/tests/lit/Inputs/mha_generators.cpp" \
+  -k flash_fwd --emit=header --target=sm_90a -o "$build/header/generated_fwd.h"
+c++ -std=c++20 -O2 -I"$build/header" -I"$root/dsl/include" -I"$root/runtime/include" \
+  -I"$root/compiler/include" "$root/tests/lit/Inputs/run_header.cpp" -o "$build/header/run_header" \
+  -L"$build/lib" -ltlc -Wl,-rpath,'$ORIGIN/../lib'
+strip -o "$root/.carry/bin/run_header" "$build/header/run_header"
 if [[ -f "$root/../shared/bench/sdpa_peer.py" ]]; then
   cp "$root/../shared/bench/sdpa_peer.py" "$root/.carry/"
 fi

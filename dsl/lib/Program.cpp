@@ -3,7 +3,9 @@
 
 #include "tl/Dialect/TL/TLDialect.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Parser/Parser.h"
 
 #include <fmt/format.h>
 
@@ -86,6 +88,55 @@ void Program::buildKernel(std::vector<std::int64_t> grid, std::int64_t threads,
   }
   verifyOrThrow(p, op, false);
   verifyOrThrow(p, p.func, true);
+}
+
+Program Program::parse(const std::string &text, const std::string &sourceName) {
+  Program program("parsed");
+  ProgramImpl &p = *program.impl_;
+  MLIRContext *context = p.context.get();
+  std::optional<Location> where;
+  std::string message;
+  OwningOpRef<ModuleOp> module;
+  {
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
+        where = diag.getLocation();
+        message = diag.str();
+      }
+      return success();
+    });
+    module = parseSourceString<ModuleOp>(text, ParserConfig(context), sourceName);
+  }
+  if (!module)
+    failAt(where.value_or(FileLineColLoc::get(context, sourceName, 1, 1)), message);
+  SmallVector<func::FuncOp> kernels;
+  module->walk([&](func::FuncOp func) {
+    if (!func.getOps<KernelOp>().empty())
+      kernels.push_back(func);
+  });
+  if (kernels.size() != 1)
+    failAt(module->getLoc(), fmt::format("{} holds {} functions with a tl.kernel; tlc takes "
+                                         "exactly one",
+                                         sourceName, kernels.size()));
+  func::FuncOp func = kernels.front();
+  p.params.clear();
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    if (!type || !type.hasStaticShape())
+      failAt(arg.getLoc(), fmt::format("parameter {} of '{}' must be a memref of static shape",
+                                       i, func.getSymName().str()));
+    auto name = func.getArgAttrOfType<StringAttr>(i, "tl.name");
+    p.params.push_back({name ? name.str() : fmt::format("arg{}", i),
+                        std::vector<std::int64_t>(type.getShape().begin(), type.getShape().end()),
+                        fromMLIR(type.getElementType(), arg.getLoc()),
+                        static_cast<bool>(func.getArgAttr(i, "tl.output"))});
+  }
+  p.name = func.getSymName().str();
+  p.module = std::move(module);
+  p.func = func;
+  p.hasKernel = true;
+  program.verify();
+  return program;
 }
 
 const std::string &Program::name() const { return impl_->name; }

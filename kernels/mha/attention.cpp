@@ -19,6 +19,19 @@ std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
 }
 } // namespace
 
+AttentionConfig tunedConfig(int dim, bool causal) {
+  (void)causal;
+  // 4 warps so that the gemms run on tensor cores (mma.sync). Measured on
+  // the H200 on 2026-11-30 (tl-bench-gpu --bwd, D = 64, S = 1024 and 4096):
+  // backward 64x64/128 threads 39-41 TFLOP/s, 128x64/256 30-38, 64x32/128
+  // 61-83 (fewer fragment registers, so its shared tiles are swizzled and more
+  // blocks fit per SM). Stages: see results/ for the num_stages sweep.
+  AttentionConfig c;
+  c.fwdBlockM = 64, c.fwdBlockN = 64, c.fwdThreads = 128, c.fwdStages = 1;
+  c.bwdBlockM = 64, c.bwdBlockN = dim <= 64 ? 32 : 16, c.bwdThreads = 128, c.bwdStages = 1;
+  return c;
+}
+
 AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTensor &V,
                                          HostTensor &dO, bool causal, Backend backend,
                                          AttentionConfig config) {
@@ -34,11 +47,11 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   if (config.bwdBlockM)
     bb = {config.bwdBlockM, config.bwdBlockN};
   auto fwd = compile(flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N,
-                                   config.fwdThreads),
+                                   config.fwdThreads, config.fwdStages),
                      backend);
   auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim), backend);
   auto bwd = compile(flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N,
-                                   config.bwdThreads),
+                                   config.bwdThreads, config.bwdStages),
                      backend);
   auto post = compile(flashattn_bwd_postprocess(batch, heads, seq, dim), backend);
 

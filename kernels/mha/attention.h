@@ -13,12 +13,16 @@ struct AttentionResult {
 
 enum class Backend { cpu, gpu };
 
-/// Block sizes and threads of the forward and backward kernels; the default
-/// is the reference's configuration.
+/// Block sizes, threads and pipeline stages of the forward and backward
+/// kernels; the default is the reference's configuration.
 struct AttentionConfig {
-  int fwdBlockM = 0, fwdBlockN = 0, fwdThreads = 32; // 0: the reference's blocks
-  int bwdBlockM = 0, bwdBlockN = 0, bwdThreads = 32;
+  int fwdBlockM = 0, fwdBlockN = 0, fwdThreads = 32, fwdStages = 0; // 0: the reference's blocks
+  int bwdBlockM = 0, bwdBlockN = 0, bwdThreads = 32, bwdStages = 0;
 };
+
+/// The configuration tuned on the H200 for a head dim and causality (the
+/// measurements that chose it are next to it in attention.cpp).
+AttentionConfig tunedConfig(int dim, bool causal);
 
 /// Q, K, V, dO: [batch, seq, heads, dim] f16. Compiles the four programs for
 /// this shape and runs them.

@@ -10,7 +10,7 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal,
-                      int block_M, int block_N, int threads) {
+                      int block_M, int block_N, int threads, int num_stages) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
@@ -57,7 +57,7 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
     clear(dk);
     Expr loop_st = is_causal ? floordiv(by * block_M, block_N) : Expr(0);
     Expr loop_ed = ceildiv(seq_len, block_N);
-    pipelined(loop_st, loop_ed, /*num_stages=*/0, [&](Expr k) {
+    pipelined(loop_st, loop_ed, num_stages, [&](Expr k) {
       copy(Q(bz, slice(k * block_N, block_N), bx, all), q);
       clear(qkT);
       gemm(K_shared, q, qkT, {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});

@@ -7,7 +7,7 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
-                      bool is_causal, int block_M, int block_N, int threads) {
+                      bool is_causal, int block_M, int block_N, int threads, int num_stages) {
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
@@ -42,7 +42,7 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
 
     Expr loop_range = is_causal ? ceildiv((bx + 1) * block_M, block_N)
                                 : Expr(ceildiv(seq_len, block_N));
-    pipelined(loop_range, /*num_stages=*/0, [&](Expr k) {
+    pipelined(loop_range, num_stages, [&](Expr k) {
       copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
       if (is_causal) {
         parallel({block_M, block_N}, [&](Expr i, Expr j) {

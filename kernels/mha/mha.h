@@ -13,9 +13,11 @@
 namespace tl::kernels::mha {
 
 /// O, lse = flashattn_fwd(Q, K, V)      (out_idx = [3, 4])
+/// `num_stages` is the key/value loop's T.Pipelined num_stages (the
+/// reference's 0: a plain loop; s >= 1: loads issued s iterations ahead).
 dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
                            bool is_causal, int block_M, int block_N,
-                           int threads = 32);
+                           int threads = 32, int num_stages = 0);
 
 /// Delta = rowsum(O * dO)               (out_idx = [2])
 dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len,
@@ -29,7 +31,7 @@ dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len,
 /// atomically through make_dq_layout    (out_idx = [7, 8])
 dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim,
                            bool is_causal, int block_M, int block_N,
-                           int threads = 32);
+                           int threads = 32, int num_stages = 0);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it.
@@ -43,8 +45,9 @@ BlockSizes forwardBlocks(int dim);
 BlockSizes backwardBlocks(int dim);
 
 /// Every kernel we ship, by file stem, at the reference test's shape: the
-/// reference's configurations (causal and not) and the 4-warp ones whose gemms
-/// run on tensor cores ("_mma"), plus pre- and postprocess. CI assembles each
+/// reference's configurations (causal and not) and the tuned ones (tunedConfig,
+/// D = 64 and 128: gemms on tensor cores, pipelined loads; "_tuned_dD"), plus
+/// pre- and postprocess. CI assembles each
 /// with ptxas; `tl-mha --ptx` writes them out.
 std::vector<std::pair<std::string, dsl::Program>> shippedPrograms();
 

@@ -1,4 +1,5 @@
 // The kernels we ship (see mha.h).
+#include "mha/attention.h"
 #include "mha/mha.h"
 
 namespace tl::kernels::mha {
@@ -14,13 +15,17 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms() {
     programs.emplace_back("flash_bwd" + suffix,
                           flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
   }
-  for (bool causal : {false, true}) {
-    std::string suffix = causal ? "_causal_mma" : "_mma";
-    programs.emplace_back("flash_fwd" + suffix,
-                          flashattn_fwd(batch, heads, seq, dim, causal, 64, 64, 128));
-    programs.emplace_back("flash_bwd" + suffix,
-                          flashattn_bwd(batch, heads, seq, dim, causal, 64, 64, 128));
-  }
+  for (int tunedDim : {64, 128})
+    for (bool causal : {false, true}) {
+      std::string suffix = (causal ? "_causal_tuned_d" : "_tuned_d") + std::to_string(tunedDim);
+      AttentionConfig c = tunedConfig(tunedDim, causal);
+      programs.emplace_back("flash_fwd" + suffix,
+                            flashattn_fwd(batch, heads, seq, tunedDim, causal, c.fwdBlockM,
+                                          c.fwdBlockN, c.fwdThreads, c.fwdStages));
+      programs.emplace_back("flash_bwd" + suffix,
+                            flashattn_bwd(batch, heads, seq, tunedDim, causal, c.bwdBlockM,
+                                          c.bwdBlockN, c.bwdThreads, c.bwdStages));
+    }
   programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
   programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));
   return programs;

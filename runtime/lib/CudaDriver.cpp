@@ -22,6 +22,12 @@ struct CudaDriver::Api {
   Result (*cuMemFree)(CUdeviceptr);
   Result (*cuMemcpyHtoD)(CUdeviceptr, const void *, std::size_t);
   Result (*cuMemcpyDtoH)(void *, CUdeviceptr, std::size_t);
+  Result (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, std::size_t, CUstream);
+  Result (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, std::size_t, CUstream);
+  Result (*cuMemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream);
+  Result (*cuStreamCreate)(CUstream *, unsigned);
+  Result (*cuStreamDestroy)(CUstream);
+  Result (*cuStreamSynchronize)(CUstream);
   Result (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
   Result (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   Result (*cuFuncSetAttribute)(CUfunction, int, int);
@@ -68,6 +74,12 @@ bool CudaDriver::open(std::string &why) {
   bind(api_->cuMemFree, "cuMemFree_v2");
   bind(api_->cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   bind(api_->cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(api_->cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  bind(api_->cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  bind(api_->cuMemsetD8Async, "cuMemsetD8Async");
+  bind(api_->cuStreamCreate, "cuStreamCreate");
+  bind(api_->cuStreamDestroy, "cuStreamDestroy_v2");
+  bind(api_->cuStreamSynchronize, "cuStreamSynchronize");
   bind(api_->cuModuleLoadDataEx, "cuModuleLoadDataEx");
   bind(api_->cuModuleGetFunction, "cuModuleGetFunction");
   bind(api_->cuFuncSetAttribute, "cuFuncSetAttribute");
@@ -146,20 +158,33 @@ void CudaDriver::free(CUdeviceptr pointer) {
     api_->cuMemFree(pointer);
 }
 
-void CudaDriver::copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes) {
-  check(api_->cuMemcpyHtoD(to, from, bytes), "cuMemcpyHtoD", "an argument");
+void CudaDriver::zero(CUdeviceptr pointer, std::size_t bytes, CUstream stream) {
+  check(api_->cuMemsetD8Async(pointer, 0, bytes, stream), "cuMemsetD8Async", "zeroing a tensor");
+  if (!stream)
+    synchronize(stream, "zeroing a tensor");
 }
 
-void CudaDriver::copyToHost(void *to, CUdeviceptr from, std::size_t bytes) {
-  check(api_->cuMemcpyDtoH(to, from, bytes), "cuMemcpyDtoH", "an argument");
+void CudaDriver::copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes,
+                              CUstream stream) {
+  if (stream)
+    check(api_->cuMemcpyHtoDAsync(to, from, bytes, stream), "cuMemcpyHtoDAsync", "a tensor");
+  else
+    check(api_->cuMemcpyHtoD(to, from, bytes), "cuMemcpyHtoD", "a tensor");
 }
 
-CUmodule CudaDriver::loadPTX(const std::string &ptx, const std::string &kernel) {
+void CudaDriver::copyToHost(void *to, CUdeviceptr from, std::size_t bytes, CUstream stream) {
+  if (stream)
+    check(api_->cuMemcpyDtoHAsync(to, from, bytes, stream), "cuMemcpyDtoHAsync", "a tensor");
+  else
+    check(api_->cuMemcpyDtoH(to, from, bytes), "cuMemcpyDtoH", "a tensor");
+}
+
+CUmodule CudaDriver::loadModule(const std::string &image, const std::string &kernel) {
   std::vector<char> log(16384, 0);
   int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
   void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
   CUmodule module = nullptr;
-  int result = api_->cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values);
+  int result = api_->cuModuleLoadDataEx(&module, image.c_str(), 2, options, values);
   if (result != 0) {
     try {
       check(result, "cuModuleLoadDataEx", kernel);
@@ -183,14 +208,30 @@ void CudaDriver::setDynamicShared(CUfunction function, int bytes, const std::str
 }
 
 void CudaDriver::launch(CUfunction function, const unsigned grid[3], unsigned threads,
-                        unsigned sharedBytes, void **params, const std::string &kernel) {
+                        unsigned sharedBytes, void **params, const std::string &kernel,
+                        CUstream stream) {
   check(api_->cuLaunchKernel(function, grid[0], grid[1], grid[2], threads, 1, 1,
-                             sharedBytes, nullptr, params, nullptr),
+                             sharedBytes, stream, params, nullptr),
         "cuLaunchKernel", kernel);
 }
 
 void CudaDriver::synchronize(const std::string &what) {
   check(api_->cuCtxSynchronize(), "cuCtxSynchronize", what);
+}
+
+void CudaDriver::synchronize(CUstream stream, const std::string &what) {
+  check(api_->cuStreamSynchronize(stream), "cuStreamSynchronize", what);
+}
+
+CUstream CudaDriver::createStream() {
+  CUstream stream = nullptr;
+  check(api_->cuStreamCreate(&stream, 0), "cuStreamCreate", "a stream");
+  return stream;
+}
+
+void CudaDriver::destroyStream(CUstream stream) {
+  if (stream)
+    api_->cuStreamDestroy(stream);
 }
 
 CUevent CudaDriver::createEvent() {
@@ -204,8 +245,8 @@ void CudaDriver::destroyEvent(CUevent event) {
     api_->cuEventDestroy(event);
 }
 
-void CudaDriver::record(CUevent event) {
-  check(api_->cuEventRecord(event, nullptr), "cuEventRecord", "timing");
+void CudaDriver::record(CUevent event, CUstream stream) {
+  check(api_->cuEventRecord(event, stream), "cuEventRecord", "timing");
 }
 
 float CudaDriver::elapsed(CUevent start, CUevent stop) {

@@ -14,27 +14,20 @@ CudaDriver *requireDriver() {
   return driver;
 }
 
-/// Device copies of a run's arguments (uploaded on construction, copied back
-/// by download()), freed when the run ends.
-struct DeviceArguments {
-  CudaDriver &driver;
-  const std::vector<HostTensor *> &args;
-  std::vector<CUdeviceptr> pointers;
-  DeviceArguments(CudaDriver &driver, const std::vector<HostTensor *> &args,
-                  const std::string &kernel)
-      : driver(driver), args(args) {
+/// Device copies of host arguments, for one run; download() copies them back.
+struct Uploaded {
+  std::vector<DeviceTensor> tensors;
+  std::vector<DeviceTensor *> pointers;
+  explicit Uploaded(const std::vector<HostTensor *> &args) {
+    tensors.reserve(args.size());
     for (HostTensor *arg : args) {
-      pointers.push_back(driver.allocate(arg->bytes(), kernel + " argument"));
-      driver.copyToDevice(pointers.back(), arg->data(), arg->bytes());
+      tensors.push_back(DeviceTensor::fromHost(*arg));
+      pointers.push_back(&tensors.back());
     }
   }
-  void download() {
+  void download(const std::vector<HostTensor *> &args) {
     for (std::size_t i = 0; i < args.size(); ++i)
-      driver.copyToHost(args[i]->data(), pointers[i], args[i]->bytes());
-  }
-  ~DeviceArguments() {
-    for (CUdeviceptr p : pointers)
-      driver.free(p);
+      tensors[i].copyTo(*args[i]);
   }
 };
 
@@ -54,7 +47,18 @@ GPUKernel::GPUKernel(GPUBinary binary)
 }
 
 void GPUKernel::load() {
-  CUmodule module = driver_->loadPTX(binary_.ptx, binary_.name);
+  CUmodule module = nullptr;
+  if (!binary_.cubin.empty()) {
+    try {
+      module = driver_->loadModule(binary_.cubin, binary_.name);
+    } catch (const CudaError &) {
+      // A cubin for another architecture (a header built for sm_80 run on a
+      // newer GPU, say): the PTX still loads through the driver's JIT.
+      binary_.cubin.clear();
+    }
+  }
+  if (!module)
+    module = driver_->loadModule(binary_.ptx, binary_.name);
   function_ = driver_->function(module, binary_.name);
   // Opt in to the dynamic shared memory the kernel needs: above 48 KB (with
   // the module's own static bytes) a launch without it fails.
@@ -65,13 +69,21 @@ void GPUKernel::load() {
 
 void GPUKernel::run(const std::vector<HostTensor *> &args) const {
   checkArguments(args);
-  DeviceArguments device(*driver_, args, name());
+  Uploaded device(args);
   launch(device.pointers);
   driver_->synchronize(name());
-  device.download();
+  device.download(args);
 }
 
-void GPUKernel::launch(std::vector<CUdeviceptr> &pointers) const {
+void GPUKernel::launch(const std::vector<DeviceTensor *> &args, CUstream stream) const {
+  checkArguments(args);
+  std::vector<CUdeviceptr> pointers;
+  for (DeviceTensor *arg : args)
+    pointers.push_back(arg->pointer());
+  launchPointers(std::move(pointers), stream);
+}
+
+void GPUKernel::launchPointers(std::vector<CUdeviceptr> pointers, CUstream stream) const {
   std::vector<void *> params;
   for (CUdeviceptr &pointer : pointers)
     params.push_back(&pointer);
@@ -79,27 +91,34 @@ void GPUKernel::launch(std::vector<CUdeviceptr> &pointers) const {
   for (std::size_t d = 0; d < binary_.grid.size(); ++d)
     grid[d] = static_cast<unsigned>(binary_.grid[d]);
   driver_->launch(function_, grid, static_cast<unsigned>(binary_.threads),
-                  static_cast<unsigned>(binary_.sharedBytes), params.data(), name());
+                  static_cast<unsigned>(binary_.sharedBytes), params.data(), name(), stream);
 }
 
 double GPUKernel::benchmark(const std::vector<HostTensor *> &args, int warmup,
                             int repeats) const {
   checkArguments(args);
-  DeviceArguments device(*driver_, args, name());
+  Uploaded device(args);
+  double ms = benchmarkOnDevice(device.pointers, warmup, repeats);
+  device.download(args);
+  return ms;
+}
+
+double GPUKernel::benchmarkOnDevice(const std::vector<DeviceTensor *> &args, int warmup,
+                                    int repeats) const {
+  checkArguments(args);
   for (int i = 0; i < warmup; ++i)
-    launch(device.pointers);
+    launch(args);
   CUevent start = driver_->createEvent(), stop = driver_->createEvent();
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
     driver_->record(start);
-    launch(device.pointers);
+    launch(args);
     driver_->record(stop);
     times.push_back(driver_->elapsed(start, stop));
   }
   driver_->destroyEvent(start);
   driver_->destroyEvent(stop);
   driver_->synchronize(name());
-  device.download();
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

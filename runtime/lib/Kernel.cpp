@@ -4,14 +4,17 @@
 #include <stdexcept>
 
 namespace tl::runtime {
+namespace {
 
-void Kernel::checkArguments(const std::vector<HostTensor *> &args) const {
-  if (args.size() != params_.size())
-    throw std::invalid_argument(name_ + ": takes " + std::to_string(params_.size()) +
+template <typename Tensor>
+void checkSignature(const std::string &kernel, const std::vector<dsl::Param> &params,
+                    const std::vector<Tensor *> &args) {
+  if (args.size() != params.size())
+    throw std::invalid_argument(kernel + ": takes " + std::to_string(params.size()) +
                                 " tensors, got " + std::to_string(args.size()));
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const dsl::Param &param = params_[i];
-    std::string which = name_ + ": argument " + std::to_string(i) + " '" + param.name + "'";
+    const dsl::Param &param = params[i];
+    std::string which = kernel + ": argument " + std::to_string(i) + " '" + param.name + "'";
     if (!args[i])
       throw std::invalid_argument(which + " is null");
     if (args[i]->dtype() != param.dtype)
@@ -23,25 +26,56 @@ void Kernel::checkArguments(const std::vector<HostTensor *> &args) const {
   }
 }
 
-std::vector<HostTensor> Kernel::operator()(const std::vector<HostTensor *> &inputs) const {
-  std::vector<HostTensor> outputs;
+/// out_idx: allocates the outputs, interleaves them with `inputs` in
+/// declaration order, runs, and returns the outputs.
+template <typename Tensor, typename Run>
+std::vector<Tensor> callWithOutputs(const std::string &kernel,
+                                    const std::vector<dsl::Param> &params,
+                                    const std::vector<Tensor *> &inputs, Run run) {
   std::size_t inputCount = 0;
-  for (const dsl::Param &param : params_) {
-    if (param.output)
-      outputs.emplace_back(param.shape, param.dtype);
-    else
-      ++inputCount;
-  }
+  for (const dsl::Param &param : params)
+    inputCount += param.output ? 0 : 1;
   if (inputs.size() != inputCount)
-    throw std::invalid_argument(name_ + ": takes " + std::to_string(inputCount) +
+    throw std::invalid_argument(kernel + ": takes " + std::to_string(inputCount) +
                                 " inputs (the outputs are allocated), got " +
                                 std::to_string(inputs.size()));
-  std::vector<HostTensor *> args;
+  std::vector<Tensor> outputs;
+  for (const dsl::Param &param : params)
+    if (param.output)
+      outputs.emplace_back(param.shape, param.dtype);
+  std::vector<Tensor *> args;
   std::size_t nextInput = 0, nextOutput = 0;
-  for (const dsl::Param &param : params_)
+  for (const dsl::Param &param : params)
     args.push_back(param.output ? &outputs[nextOutput++] : inputs[nextInput++]);
   run(args);
   return outputs;
+}
+
+} // namespace
+
+void Kernel::checkArguments(const std::vector<HostTensor *> &args) const {
+  checkSignature(name_, params_, args);
+}
+
+void Kernel::checkArguments(const std::vector<DeviceTensor *> &args) const {
+  checkSignature(name_, params_, args);
+}
+
+std::vector<HostTensor> Kernel::operator()(const std::vector<HostTensor *> &inputs) const {
+  return callWithOutputs(name_, params_, inputs,
+                         [&](const std::vector<HostTensor *> &args) { run(args); });
+}
+
+void Kernel::launch(const std::vector<DeviceTensor *> &, CUstream) const {
+  throw std::invalid_argument(name_ + ": compiled for the CPU backend, which takes host "
+                              "tensors; device tensors need a GPU kernel");
+}
+
+std::vector<DeviceTensor> Kernel::callOnDevice(const std::vector<DeviceTensor *> &inputs,
+                                               CUstream stream) const {
+  return callWithOutputs(name_, params_, inputs, [&](const std::vector<DeviceTensor *> &args) {
+    launch(args, stream);
+  });
 }
 
 } // namespace tl::runtime

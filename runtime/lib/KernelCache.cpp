@@ -18,8 +18,8 @@ namespace tl::runtime {
 namespace {
 
 /// Bumped whenever the compiler's output for the same IR may change.
-constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu3";
-constexpr const char *kMagic = "tlc-kernel-cache-v1";
+constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu4";
+constexpr const char *kMagic = "tlc-kernel-cache-v2";
 
 std::uint64_t fnv1a(const std::string &text, std::uint64_t seed) {
   std::uint64_t hash = seed;
@@ -73,6 +73,7 @@ std::string serialize(const GPUBinary &b) {
     putField(out, p.output ? "1" : "0");
   }
   putField(out, b.ptx);
+  putField(out, b.cubin);
   return out.str();
 }
 
@@ -106,7 +107,7 @@ std::optional<GPUBinary> deserialize(const std::string &payload) {
     p.output = output == "1";
     b.params.push_back(std::move(p));
   }
-  if (!getField(in, b.ptx))
+  if (!getField(in, b.ptx) || !getField(in, b.cubin))
     return std::nullopt;
   return b;
 }
@@ -191,12 +192,29 @@ void KernelCache::clear() const {
       fs::remove(entry.path(), error);
 }
 
+void assembleWherePossible(GPUBinary &binary) {
+  std::string ptxas = findPtxas();
+  if (ptxas.empty() || !binary.cubin.empty())
+    return;
+  try {
+    binary.cubin = assembleCubin(ptxas, binary.ptx, binary.arch);
+  } catch (const std::exception &error) {
+    // The driver can still JIT the PTX (an older ptxas may not know the PTX
+    // version we emit); say so once per kernel rather than fail.
+    std::fprintf(stderr, "tlc: %s: %s\nthe CUDA driver will JIT the PTX instead\n",
+                 binary.name.c_str(), error.what());
+  }
+}
+
 GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,
                               bool useCache, bool *hit) {
   if (hit)
     *hit = false;
-  if (!useCache || !KernelCache::enabledByEnvironment())
-    return compileForGPU(program, arch);
+  if (!useCache || !KernelCache::enabledByEnvironment()) {
+    GPUBinary binary = compileForGPU(program, arch);
+    assembleWherePossible(binary);
+    return binary;
+  }
   // In memory first (this process compiled or loaded it already), then disk.
   static std::mutex mutex;
   static std::unordered_map<std::string, GPUBinary> memory;
@@ -213,8 +231,10 @@ GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &ar
   std::optional<GPUBinary> binary = cache.load(key);
   if (hit)
     *hit = binary.has_value();
-  if (!binary) {
-    binary = compileForGPU(program, arch);
+  if (!binary || (binary->cubin.empty() && !findPtxas().empty())) {
+    if (!binary)
+      binary = compileForGPU(program, arch);
+    assembleWherePossible(*binary);
     cache.store(key, *binary);
   }
   std::lock_guard<std::mutex> lock(mutex);

@@ -59,3 +59,66 @@ func.func @rows(%A: memref<24x16xf16>, %C: memref<24x24xf32> {tl.output}) {
   }
   return
 }
+
+// -----
+
+// Pipelined with 2 stages: the A and B tiles of iteration k are issued as
+// cp.async groups at the top of iteration k - 2 (two iterations in a
+// prologue) into 3 rotating copies each (3 * (4096 + 4096) bytes of shared
+// memory). Where each copy stood, the thread waits until only the groups
+// issued after it are pending (A: B's plus 2 * 2 later ones = 5; B: 4) and a
+// barrier publishes the tile. The 1-D bias copy moves in 8-byte pieces (f32
+// pairs): its dynamic offset k * 32 + 2 is known to be even, no more; the copy
+// to a local buffer is not a global -> shared copy and stays synchronous.
+// CHECK-LABEL: gpu.func @pipelined(
+// CHECK-SAME: tl.shared_bytes = 24960
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 8, cache = ca
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 8
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.wait.group 7
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.wait.group 6
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: mma.sync
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: gpu.return
+func.func @pipelined(%A: memref<64x256xf16>, %B: memref<256x64xf16>, %bias: memref<256xf32>,
+                     %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %cst = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<64x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x64xf16, #tl.scope<shared>>
+    %s = tl.alloc_shared : memref<32xf32, #tl.scope<shared>>
+    %l = tl.alloc_local : memref<4xf32, #tl.scope<local>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.fill %c, %cst : memref<64x64xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c8 stages 2 {
+    ^bb0(%k: index):
+      %c32 = arith.constant 32 : index
+      %c2 = arith.constant 2 : index
+      %k0 = arith.muli %k, %c32 : index
+      %k2 = arith.addi %k0, %c2 : index
+      tl.copy %A[%c0, %k0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x256xf16> to memref<64x32xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, #tl.scope<shared>>
+      tl.copy %bias[%k2] [32] to %s[%c0] [32] : memref<256xf32> to memref<32xf32, #tl.scope<shared>>
+      tl.copy %bias[%k0] [4] to %l[%c0] [4] : memref<256xf32> to memref<4xf32, #tl.scope<local>>
+      tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>} : memref<64x32xf16, #tl.scope<shared>>, memref<32x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

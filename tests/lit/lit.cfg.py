@@ -12,3 +12,6 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%cxx", config.cxx))
 config.substitutions.append(("%tlc_cflags", config.tlc_cflags))
 config.substitutions.append(("%tlc_libs", config.tlc_libs))
+import shutil
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")

@@ -4,6 +4,7 @@
 
 #include "tl/dsl.h"
 #include "tl/runtime/CPUKernel.h"
+#include "tl/runtime/DeviceTensor.h"
 
 using namespace tl::dsl;
 using tl::runtime::CPUKernel;
@@ -62,6 +63,10 @@ TEST_CASE("arguments are checked against the program's signature", "[ops]") {
                     Catch::Matchers::Contains("takes 1 inputs (the outputs are allocated), got 2"));
   CHECK_THROWS_WITH(kernel.run({&good}), Catch::Matchers::Contains("takes 2 tensors, got 1"));
   CHECK_NOTHROW(kernel({&good}));
+  // Device tensors are for GPU kernels: the CPU backend says so.
+  CHECK_THROWS_WITH(kernel.launch({}), Catch::Matchers::Contains("compiled for the CPU backend"));
+  if (!tl::runtime::CudaDriver::get()) // here, in CI: one clear error, no crash
+    CHECK_THROWS_WITH(tl::runtime::DeviceTensor({4}, f32), Catch::Matchers::StartsWith("no GPU: "));
 }
 
 TEST_CASE("f16 conversion rounds to nearest even", "[ops]") {

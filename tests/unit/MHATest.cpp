@@ -2,6 +2,7 @@
 // postprocess on the test binary's backend, checking O, lse, dQ, dK and dV
 // (the reference skips dQ; we don't) against fp64 attention at rtol = atol =
 // 1e-2. The CPU runs small shapes; the GPU also runs the reference's own.
+#include "mha/attention.h"
 #include "mha/reference.h"
 #include "Numerics.h"
 
@@ -66,4 +67,13 @@ TEST_CASE("MHA with 4-warp blocks (the forward on tensor cores on the GPU)", "[m
   checkMHA(2, 4, 128, 64, false, config);
   checkMHA(2, 4, 128, 64, true, config);
   checkMHA(1, 2, 200, 64, true, config);
+}
+
+TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha][small]") {
+  for (int dim : {64, 128})
+    for (bool causal : {false, true}) {
+      mha::AttentionConfig config = mha::tunedConfig(dim, causal);
+      checkMHA(1, 2, 256, dim, causal, config);
+      checkMHA(1, 2, 200, dim, causal, config); // ragged: zero-filled asynchronous tiles
+    }
 }

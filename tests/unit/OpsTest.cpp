@@ -239,3 +239,47 @@ TEST_CASE("an index map moves elements where it says", "[ops]") {
   checkClose("Y storage", out[0].toFloat(), expected, 0, 0);
 }
 
+
+TEST_CASE("pipelined: a K loop whose tiles load num_stages iterations ahead", "[ops]") {
+  // Y[64, 64] = X[64, K] W[K, 64] + sum over the tiles of bias[k-tile], for
+  // K = 200: the last 32-wide tile runs past K (zero-filled rows and
+  // columns); on the GPU the X, W and bias tiles are cp.async groups into
+  // rotating copies, the bias in 16-byte pieces at a dynamic offset.
+  const int M = 64, N = 64, K = 200, tile = 32, tiles = (K + tile - 1) / tile;
+  for (int stages : {0, 1, 2, 3}) {
+    INFO("num_stages = " << stages);
+    Program p("pipelined_gemm");
+    Buffer X = p.tensor("X", {M, K}, f16);
+    Buffer W = p.tensor("W", {K, N}, f16);
+    Buffer Bias = p.tensor("Bias", {tiles * tile}, f32);
+    Buffer Y = p.output("Y", {M, N}, f32);
+    p.kernel({1}, 128, [&](Expr) {
+      Buffer x = alloc_shared({M, tile}, f16), w = alloc_shared({tile, N}, f16);
+      Buffer b = alloc_shared({tile}, f32);
+      Buffer acc = alloc_fragment({M, N}, f32);
+      clear(acc);
+      pipelined(ceildiv(K, tile), stages, [&](Expr k) {
+        copy(X(all, slice(k * tile, tile)), x);
+        copy(W(slice(k * tile, tile), all), w);
+        copy(Bias(slice(k * tile, tile)), b);
+        gemm(x, w, acc, {.policy = GemmWarpPolicy::FullRow});
+        parallel({M, N}, [&](Expr i, Expr j) { acc(i, j) += b(j % tile); });
+      });
+      copy(acc, Y);
+    });
+    HostTensor x = randomTensor({M, K}, f16, 40), w = randomTensor({K, N}, f16, 41);
+    HostTensor bias = randomTensor({tiles * tile}, f32, 42);
+    std::vector<HostTensor> out = run(p, {&x, &w, &bias});
+    std::vector<float> expected(M * N);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double acc = 0;
+        for (int kk = 0; kk < K; ++kk)
+          acc += double(x.at(i * K + kk)) * w.at(kk * N + j);
+        for (int t = 0; t < tiles; ++t)
+          acc += bias.at(t * tile + j % tile);
+        expected[i * N + j] = static_cast<float>(acc);
+      }
+    checkClose("Y", out[0].toFloat(), expected);
+  }
+}

@@ -3,6 +3,7 @@
 // register spills.
 #include "mha/mha.h"
 #include "tl/Compiler/GPUCompiler.h"
+#include "tl/Compiler/Ptxas.h"
 
 #include <catch2/catch.hpp>
 
@@ -40,8 +41,11 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       tl::GPUBinary binary = tl::compileForGPU(program, arch);
       CHECK(binary.ptx.find(".entry " + binary.name) != std::string::npos);
       CHECK(binary.ptx.find(std::string(".target ") + arch) != std::string::npos);
-      if (file.ends_with("_mma"))
+      if (file.find("_tuned") != std::string::npos) { // tensor cores, pipelined loads
         CHECK(binary.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos);
+        CHECK(binary.ptx.find("cp.async.cg.shared.global") != std::string::npos);
+        CHECK(binary.ptx.find("cp.async.wait_group") != std::string::npos);
+      }
       if (!haveAssembler)
         continue;
       fs::path ptx = dir / (file + "." + arch + ".ptx"), log = dir / (file + ".log");
@@ -64,4 +68,25 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
                     spills[2].str().c_str());
     }
   fs::remove_all(dir);
+}
+
+TEST_CASE("ptxas assembles a cubin, and reports its own errors", "[ptx]") {
+  std::string ptxas = tl::findPtxas();
+  if (ptxas.empty()) {
+    WARN("no ptxas: nothing to assemble with");
+    return;
+  }
+  tl::GPUBinary binary =
+      tl::compileForGPU(mha::flashattn_bwd_postprocess(1, 2, 64, 64), "sm_90a");
+  std::string report;
+  std::string cubin = tl::assembleCubin(ptxas, binary.ptx, "sm_90a", &report);
+  CHECK(cubin.rfind("\x7f" "ELF", 0) == 0);
+  CHECK(report.find("Used") != std::string::npos);
+  std::string broken = binary.ptx;
+  broken.replace(broken.find(".entry"), 6, ".entri");
+  CHECK_THROWS_WITH(tl::assembleCubin(ptxas, broken, "sm_90a"),
+                    Catch::Contains("ptxas -arch=sm_90a failed") && Catch::Contains("entri"));
+  ::setenv("TLC_PTXAS", "off", 1);
+  CHECK(tl::findPtxas().empty());
+  ::unsetenv("TLC_PTXAS");
 }

@@ -4,7 +4,9 @@
 // 20 after 5 warm-ups); backward = preprocess + main kernel + postprocess.
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
-//   tl-bench-gpu [--bwd M,N,THREADS] [B,H,S,D ...]
+//   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd M,N,THREADS,STAGES] [B,H,S,D ...]
+// Without --fwd/--bwd it runs mha::tunedConfig.
+#include "mha/attention.h"
 #include "mha/mha.h"
 #include "tl/runtime/GPUKernel.h"
 
@@ -23,16 +25,6 @@ struct Shape {
   int B, H, S, D;
 };
 
-/// The configuration measured here: 4 warps so that the gemms run on tensor
-/// cores (mma.sync); forward blocks 64x64, backward 64x32. Measured on the
-/// H200 on 2026-11-30 (--bwd, D = 64, S = 1024 and 4096): backward 64x64/128
-/// threads 39-41 TFLOP/s, 128x64/256 30-38, 64x32/128 61-83 (fewer fragment
-/// registers, so its shared tiles are swizzled and more blocks fit per SM).
-struct Config {
-  int fwdM, fwdN, fwdThreads, bwdM, bwdN, bwdThreads;
-};
-Config configFor(int) { return {64, 64, 128, 64, 32, 128}; }
-
 HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) {
   HostTensor t(shape, dtype);
   for (std::int64_t i = 0; i < t.numel(); ++i)
@@ -40,20 +32,23 @@ HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) 
   return t;
 }
 
-int bwdOverride[3] = {0, 0, 0}; // --bwd M,N,THREADS
+int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS,STAGES
 
 void run(const Shape &s, bool causal) {
-  Config c = configFor(s.D);
-  if (bwdOverride[0]) {
-    c.bwdM = bwdOverride[0];
-    c.bwdN = bwdOverride[1];
-    c.bwdThreads = bwdOverride[2];
-  }
+  mha::AttentionConfig c = mha::tunedConfig(s.D, causal);
+  if (fwdOverride[0])
+    c.fwdBlockM = fwdOverride[0], c.fwdBlockN = fwdOverride[1], c.fwdThreads = fwdOverride[2],
+    c.fwdStages = fwdOverride[3];
+  if (bwdOverride[0])
+    c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
+    c.bwdStages = bwdOverride[3];
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
-  GPUKernel fwd(mha::flashattn_fwd(s.B, s.H, s.S, s.D, causal, c.fwdM, c.fwdN, c.fwdThreads));
+  GPUKernel fwd(mha::flashattn_fwd(s.B, s.H, s.S, s.D, causal, c.fwdBlockM, c.fwdBlockN,
+                                   c.fwdThreads, c.fwdStages));
   GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
-  GPUKernel bwd(mha::flashattn_bwd(s.B, s.H, s.S, s.D, causal, c.bwdM, c.bwdN, c.bwdThreads));
+  GPUKernel bwd(mha::flashattn_bwd(s.B, s.H, s.S, s.D, causal, c.bwdBlockM, c.bwdBlockN,
+                                   c.bwdThreads, c.bwdStages));
   GPUKernel post(mha::flashattn_bwd_postprocess(s.B, s.H, s.S, s.D));
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
              V = filled(shape, tl::dsl::f16), dO = filled(shape, tl::dsl::f16);
@@ -67,10 +62,12 @@ void run(const Shape &s, bool causal) {
   double flops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D / (causal ? 2 : 1);
   std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, \"causal\": %d, "
               "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
-              "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"bwd_config\": \"%dx%d/%d\"}\n",
+              "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%dx%d/%d/s%d\", "
+              "\"bwd_config\": \"%dx%d/%d/s%d\"}\n",
               s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, flops / fwdMs * 1e-9,
               2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
-              bwd.binary().fragmentLayout.c_str(), c.bwdM, c.bwdN, c.bwdThreads);
+              bwd.binary().fragmentLayout.c_str(), c.fwdBlockM, c.fwdBlockN, c.fwdThreads,
+              c.fwdStages, c.bwdBlockM, c.bwdBlockN, c.bwdThreads, c.bwdStages);
   std::fflush(stdout);
 }
 
@@ -79,13 +76,17 @@ void run(const Shape &s, bool causal) {
 int main(int argc, char **argv) {
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--bwd" && i + 1 < argc &&
-        std::sscanf(argv[++i], "%d,%d,%d", &bwdOverride[0], &bwdOverride[1],
-                    &bwdOverride[2]) == 3)
-      continue;
+    std::string arg = argv[i];
+    if ((arg == "--fwd" || arg == "--bwd") && i + 1 < argc) {
+      int *o = arg == "--fwd" ? fwdOverride : bwdOverride;
+      if (std::sscanf(argv[++i], "%d,%d,%d,%d", &o[0], &o[1], &o[2], &o[3]) == 4)
+        continue;
+      std::fprintf(stderr, "tl-bench-gpu: %s wants M,N,THREADS,STAGES\n", arg.c_str());
+      return 2;
+    }
     Shape s{};
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
-      std::fprintf(stderr, "usage: tl-bench-gpu [B,H,S,D ...]\n");
+      std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd M,N,T,S] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);
@@ -94,13 +95,17 @@ int main(int argc, char **argv) {
     shapes = {{16, 32, 1024, 64}, {4, 32, 4096, 64}, {1, 32, 16384, 64},
               {16, 16, 1024, 128}, {4, 16, 4096, 128}, {1, 16, 16384, 128},
               {8, 32, 256, 64}};
-  try {
-    for (const Shape &s : shapes)
-      for (bool causal : {false, true})
+  int failures = 0;
+  for (const Shape &s : shapes)
+    for (bool causal : {false, true})
+      try {
         run(s, causal);
-  } catch (const std::exception &error) {
-    std::fprintf(stderr, "%s\n", error.what());
-    return 1;
-  }
-  return 0;
+      } catch (const std::exception &error) { // report it, go on with the next shape
+        ++failures;
+        std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, "
+                    "\"causal\": %d, \"error\": \"see stderr\"}\n",
+                    s.B, s.H, s.S, s.D, causal ? 1 : 0);
+        std::fprintf(stderr, "%s\n", error.what());
+      }
+  return failures ? 1 : 0;
 }

@@ -1,20 +1,28 @@
 // tlc: compile tl programs ahead of time.
 //
 //   tlc FILE.cpp --list
-//   tlc FILE.cpp -k NAME [-p key=value ...] [--emit=tl|ptx|header] [--target=sm_80|sm_90a]
+//   tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND] [--target=sm_80|sm_90a|cpu]
 //       [-o PATH] [--print-ir-after-all]
+//   tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH]
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and
 // library (reused while the file is unchanged), loads it, builds the chosen
-// program with the parameters given and emits it. Exit codes: 0 ok, 1 an
-// error in the user's file or arguments' values, 2 usage.
+// program with the parameters given and emits it. FILE.mlir holds one program
+// in the tl dialect. KIND: tl (the program), thread (after the lowering to
+// threads), llvm (the LLVM IR compiled), ptx, cubin (ptxas), header (a typed
+// C++ launcher with the kernel embedded); cpu targets take tl, thread and
+// llvm. Exit codes: 0 ok, 1 an error in the user's file or arguments'
+// values, 2 usage.
 #include "tl/Compiler/GPUCompiler.h"
+#include "tl/Compiler/HostJIT.h"
+#include "tl/Compiler/Ptxas.h"
 #include "tl/dsl.h"
 #include "tl/runtime/KernelCache.h"
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -38,8 +46,10 @@ struct Options {
   std::fprintf(stderr,
                "tlc: %s\n"
                "usage: tlc FILE.cpp --list\n"
-               "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=tl|ptx|header]\n"
-               "           [--target=sm_80|sm_90a] [-o PATH] [--print-ir-after-all]\n",
+               "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND]\n"
+               "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all]\n"
+               "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
+               "KIND: tl, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
                problem.c_str());
   std::exit(2);
 }
@@ -89,12 +99,19 @@ Options parse(int argc, char **argv) {
   }
   if (o.input.empty())
     usage("no input file");
-  if (!o.list && o.program.empty())
+  bool mlir = o.input.ends_with(".mlir");
+  if (!mlir && !o.list && o.program.empty())
     usage("say which program: -k NAME (or --list)");
-  if (o.emit != "tl" && o.emit != "ptx" && o.emit != "header")
-    usage("--emit takes tl, ptx or header, got '" + o.emit + "'");
-  if (o.target != "sm_80" && o.target != "sm_90a")
-    usage("--target takes sm_80 or sm_90a, got '" + o.target + "'");
+  if (mlir && !o.params.empty())
+    usage("-p sets a C++ generator's parameters; a .mlir file has none");
+  const std::vector<std::string> kinds = {"tl", "thread", "llvm", "ptx", "cubin", "header"};
+  if (std::find(kinds.begin(), kinds.end(), o.emit) == kinds.end())
+    usage("--emit takes tl, thread, llvm, ptx, cubin or header, got '" + o.emit + "'");
+  if (o.target != "sm_80" && o.target != "sm_90a" && o.target != "cpu")
+    usage("--target takes sm_80, sm_90a or cpu, got '" + o.target + "'");
+  if (o.target == "cpu" && (o.emit == "ptx" || o.emit == "cubin" || o.emit == "header"))
+    usage("--emit=" + o.emit + " needs a GPU target (sm_80 or sm_90a); cpu emits tl, thread "
+          "or llvm");
   return o;
 }
 
@@ -163,7 +180,15 @@ std::string header(const tl::GPUBinary &b, const std::string &source) {
     h << "}, static_cast<tl::dsl::DType>(" << static_cast<int>(p.dtype) << "), "
       << (p.output ? "true" : "false") << "},\n";
   }
-  h << "    };\n    b.ptx = R\"tlc_ptx(" << b.ptx << ")tlc_ptx\";\n    return b;\n  }();\n"
+  h << "    };\n    b.ptx = R\"tlc_ptx(" << b.ptx << ")tlc_ptx\";\n";
+  if (!b.cubin.empty()) { // ptxas's cubin for b.arch (the PTX stays as a fallback)
+    h << "    static const unsigned char cubin[] = {";
+    for (std::size_t i = 0; i < b.cubin.size(); ++i)
+      h << (i % 24 ? "" : "\n        ") << static_cast<unsigned>(static_cast<unsigned char>(b.cubin[i]))
+        << ",";
+    h << "};\n    b.cubin.assign(reinterpret_cast<const char *>(cubin), sizeof cubin);\n";
+  }
+  h << "    return b;\n  }();\n"
     << "  return binary;\n}\n\n"
     << "/// Runs " << b.name << " on the GPU: the inputs in order, the outputs returned.\n"
     << "inline std::vector<tl::runtime::HostTensor> " << fn << "(";
@@ -180,7 +205,20 @@ std::string header(const tl::GPUBinary &b, const std::string &source) {
       h << (first ? "" : ", ") << "&" << p.name;
       first = false;
     }
-  h << "});\n}\n\n} // namespace tlc_generated\n";
+  h << "});\n}\n\n"
+    << "/// The same on device tensors (every parameter, outputs included), queued on\n"
+    << "/// `stream` and not waited for.\n"
+    << "inline void " << fn << "(";
+  for (const tl::dsl::Param &p : b.params)
+    h << "tl::runtime::DeviceTensor &" << p.name << ", ";
+  h << "tl::runtime::CUstream stream = nullptr) {\n  static const tl::runtime::GPUKernel kernel("
+    << fn << "_binary());\n  kernel.launch({";
+  first = true;
+  for (const tl::dsl::Param &p : b.params) {
+    h << (first ? "" : ", ") << "&" << p.name;
+    first = false;
+  }
+  h << "}, stream);\n}\n\n} // namespace tlc_generated\n";
   return h.str();
 }
 
@@ -196,25 +234,43 @@ long long parseValue(const std::string &name, const std::string &text) {
   return value;
 }
 
-} // namespace
+void write(const std::string &text, const Options &o) {
+  if (o.output.empty() || o.output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::ofstream out(o.output, std::ios::binary);
+  if (!(out << text))
+    fail("cannot write '" + o.output + "'");
+}
 
-int main(int argc, char **argv) {
-  Options o = parse(argc, argv);
+/// The chosen program's output of kind `o.emit` for `o.target`.
+std::string emit(const tl::dsl::Program &program, const Options &o) {
+  if (o.emit == "tl")
+    return program.str();
+  if (o.emit == "thread" || o.emit == "llvm")
+    return o.target == "cpu" ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
+                             : tl::emitGPUStage(program, o.target, o.emit, o.printIRAfterAll);
+  tl::GPUBinary binary = tl::compileForGPU(program, o.target, o.printIRAfterAll);
+  if (o.emit == "ptx")
+    return binary.ptx;
+  if (o.emit == "cubin") {
+    std::string ptxas = tl::findPtxas();
+    if (ptxas.empty())
+      fail("--emit=cubin needs ptxas: install the CUDA toolkit, put ptxas on PATH or name it "
+           "in TLC_PTXAS");
+    return tl::assembleCubin(ptxas, binary.ptx, o.target);
+  }
+  tl::runtime::assembleWherePossible(binary); // the header embeds the cubin where it can
+  return header(binary, fs::path(o.input).filename().string());
+}
+
+/// The program a .cpp generator file builds with the parameters given.
+tl::dsl::Program fromGenerator(const Options &o) {
   fs::path plugin = buildPlugin(o.input);
   if (!dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL))
     fail(std::string("cannot load the plugin: ") + dlerror());
   const std::vector<tl::dsl::Generator> &generators = tl::dsl::registeredGenerators();
-  auto describe = [](const tl::dsl::Generator &g) {
-    std::string text = g.name;
-    for (const auto &[name, value] : g.params)
-      text += " " + name + "=" + std::to_string(value);
-    return text;
-  };
-  if (o.list) {
-    for (const tl::dsl::Generator &g : generators)
-      std::printf("%s\n", describe(g).c_str());
-    return 0;
-  }
   const tl::dsl::Generator *chosen = nullptr;
   std::string names;
   for (const tl::dsl::Generator &g : generators) {
@@ -234,24 +290,56 @@ int main(int argc, char **argv) {
     }
     values[name] = parseValue(name, text);
   }
+  tl::dsl::Program program = chosen->build(tl::dsl::GeneratorArgs(values));
+  program.verify();
+  return program;
+}
+
+/// "flash_fwd(Q: f16[8, 256, 32, 64], ..., -> Output: f16[...])"
+std::string signature(const tl::dsl::Program &program) {
+  std::string text = program.name() + "(";
+  for (const tl::dsl::Param &p : program.params()) {
+    std::string shape;
+    for (std::int64_t e : p.shape)
+      shape += (shape.empty() ? "" : ", ") + std::to_string(e);
+    text += std::string(text.back() == '(' ? "" : ", ") + (p.output ? "-> " : "") + p.name +
+            ": " + tl::dsl::toString(p.dtype) + "[" + shape + "]";
+  }
+  return text + ")";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parse(argc, argv);
   try {
-    tl::dsl::Program program = chosen->build(tl::dsl::GeneratorArgs(values));
-    program.verify();
-    std::string text;
-    if (o.emit == "tl")
-      text = program.str();
-    else if (o.emit == "ptx")
-      text = tl::compileForGPU(program, o.target, o.printIRAfterAll).ptx;
-    else
-      text = header(tl::compileForGPU(program, o.target, o.printIRAfterAll),
-                    fs::path(o.input).filename().string());
-    if (o.output.empty() || o.output == "-") {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    } else {
-      std::ofstream out(o.output, std::ios::binary);
-      if (!(out << text))
-        fail("cannot write '" + o.output + "'");
+    if (o.input.ends_with(".mlir")) {
+      if (!fs::exists(o.input))
+        fail("cannot read '" + o.input + "'");
+      tl::dsl::Program program = tl::dsl::Program::parse(readFile(o.input), o.input);
+      if (o.list) {
+        std::printf("%s\n", signature(program).c_str());
+        return 0;
+      }
+      if (!o.program.empty() && o.program != program.name())
+        fail("no program named '" + o.program + "' in " + o.input + "; it has: " +
+             program.name());
+      write(emit(program, o), o);
+      return 0;
     }
+    if (o.list) {
+      fs::path plugin = buildPlugin(o.input);
+      if (!dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL))
+        fail(std::string("cannot load the plugin: ") + dlerror());
+      for (const tl::dsl::Generator &g : tl::dsl::registeredGenerators()) {
+        std::string text = g.name;
+        for (const auto &[name, value] : g.params)
+          text += " " + name + "=" + std::to_string(value);
+        std::printf("%s\n", text.c_str());
+      }
+      return 0;
+    }
+    write(emit(fromGenerator(o), o), o);
   } catch (const tl::dsl::Error &error) {
     std::fprintf(stderr, "%s\n", error.what());
     return 1;

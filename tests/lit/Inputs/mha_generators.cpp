@@ -6,16 +6,16 @@ namespace mha = tl::kernels::mha;
 
 TLC_GENERATOR(flash_fwd,
               ({{"batch", 8}, {"heads", 32}, {"seq_len", 256}, {"dim", 64}, {"causal", 0},
-                {"block_M", 64}, {"block_N", 64}, {"threads", 128}}))
+                {"block_M", 64}, {"block_N", 64}, {"threads", 128}, {"num_stages", 1}}))
 (const tl::dsl::GeneratorArgs &a) {
   return mha::flashattn_fwd(a["batch"], a["heads"], a["seq_len"], a["dim"], a["causal"] != 0,
-                            a["block_M"], a["block_N"], a["threads"]);
+                            a["block_M"], a["block_N"], a["threads"], a["num_stages"]);
 }
 
 TLC_GENERATOR(flash_bwd,
               ({{"batch", 8}, {"heads", 32}, {"seq_len", 256}, {"dim", 64}, {"causal", 0},
-                {"block_M", 64}, {"block_N", 32}, {"threads", 128}}))
+                {"block_M", 64}, {"block_N", 32}, {"threads", 128}, {"num_stages", 1}}))
 (const tl::dsl::GeneratorArgs &a) {
   return mha::flashattn_bwd(a["batch"], a["heads"], a["seq_len"], a["dim"], a["causal"] != 0,
-                            a["block_M"], a["block_N"], a["threads"]);
+                            a["block_M"], a["block_N"], a["threads"], a["num_stages"]);
 }

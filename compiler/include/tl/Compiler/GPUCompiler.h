@@ -18,6 +18,7 @@ struct GPUBinary {
   std::string name;                   // the kernel's entry symbol
   std::string arch;                   // "sm_80", "sm_90a", ...
   std::string ptx;                    // PTX text
+  std::string cubin;                  // ptxas's cubin for `arch`; empty: the driver JITs the PTX
   std::vector<std::int64_t> grid;     // x, y, z extents (1 to 3)
   std::int64_t threads = 0;           // per block
   std::int64_t sharedBytes = 0;       // dynamic shared memory per block
@@ -31,5 +32,11 @@ struct GPUBinary {
 GPUBinary compileForGPU(const dsl::Program &program,
                         const std::string &arch = "sm_90a",
                         bool printIRAfterAll = false);
+
+/// The kernel at an intermediate stage of the same path, as text: "thread"
+/// (after convert-tl-to-gpu: per-thread gpu/nvvm/scf ops) or "llvm" (the
+/// optimized LLVM IR that NVPTX compiles for `arch`). Errors as compileForGPU.
+std::string emitGPUStage(const dsl::Program &program, const std::string &arch,
+                         const std::string &stage, bool printIRAfterAll = false);
 
 } // namespace tl

@@ -38,4 +38,10 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// The program at an intermediate stage of the CPU path, as text: "thread"
+/// (after convert-tl-to-cpu: loop nests over memrefs) or "llvm" (the optimized
+/// LLVM IR the host JIT compiles).
+std::string emitCPUStage(const dsl::Program &program, const std::string &stage,
+                         bool printIRAfterAll = false);
+
 } // namespace tl

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "../LoweringHelpers.h"
 #include "FragmentLayout.h"
+#include "PipelinePlan.h"
 
 #include "tl/Conversion/Passes.h"
 
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -85,6 +87,7 @@ public:
                                                    gpu::AddressSpace::Workgroup)));
     std::string why;
     layouts_ = inferFragmentLayouts(func, threads, why);
+    pipelines = planPipelines(func, layouts);
     bool mma = llvm::any_of(layouts_, [](auto &entry) {
       return entry.second.kind != FragmentLayout::Kind::Row;
     });
@@ -138,26 +141,52 @@ private:
   void barrier(Location loc) { gpu::BarrierOp::create(rewriter, loc); }
 
   /// A view of the next free bytes of dynamic shared memory (16-byte aligned;
-  /// no reuse yet). The view is created at the kernel's entry.
-  Value allocateShared(Location loc, MemRefType type, bool swizzle = false) {
+  /// no reuse yet), created at the kernel's entry. A tile that a pipelined
+  /// loop fills asynchronously gets `copies` rotating copies back to back;
+  /// the view is the first (stageView gives the others).
+  Value allocateShared(Location loc, MemRefType type, bool swizzle = false, int64_t copies = 1) {
     int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8;
     sharedBytes = (sharedBytes + 15) / 16 * 16;
+    int64_t offset = sharedBytes;
+    sharedBytes += bytes * copies;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfter(sharedBase.getDefiningOp());
+    swizzle = swizzle && swizzlable(type);
+    Value view = sharedView(loc, type, index(rewriter, loc, offset), swizzle);
+    if (copies > 1)
+      rotating[view] = {offset, bytes, copies, swizzle};
+    return view;
+  }
+
+  /// Swizzled 16-bit tiles whose rows span whole 128-byte lines are stored so:
+  /// the 16-byte chunk c of row r lives at chunk c ^ (r % 8), so the 8 rows an
+  /// ldmatrix reads hit 8 different bank groups.
+  static bool swizzlable(MemRefType type) {
+    return type.getRank() == 2 && type.getElementTypeBitWidth() == 16 &&
+           (type.getDimSize(1) * 2) % 128 == 0 && type.getDimSize(0) % 8 == 0;
+  }
+
+  /// A shared tile of `type` at `byteOffset` of dynamic shared memory.
+  Value sharedView(Location loc, MemRefType type, Value byteOffset, bool swizzle) {
     auto viewType = MemRefType::get(
         type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
         gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointAfter(sharedBase.getDefiningOp());
-    Value view = memref::ViewOp::create(rewriter, loc, viewType, sharedBase,
-                                        index(rewriter, loc, sharedBytes), ValueRange{});
-    sharedBytes += bytes;
+    Value view = memref::ViewOp::create(rewriter, loc, viewType, sharedBase, byteOffset,
+                                        ValueRange{});
     shared.insert(view);
-    // Swizzled 16-bit tiles whose rows span whole 128-byte lines are stored so:
-    // the 16-byte chunk c of row r lives at chunk c ^ (r % 8), so the 8 rows an
-    // ldmatrix reads hit 8 different bank groups.
-    if (swizzle && type.getRank() == 2 && type.getElementTypeBitWidth() == 16 &&
-        (type.getDimSize(1) * 2) % 128 == 0 && type.getDimSize(0) % 8 == 0)
+    if (swizzle)
       swizzled.insert(view);
     return view;
+  }
+
+  /// The rotating copy of `tile` that iteration `k` of its pipelined loop uses.
+  Value stageView(Location loc, Value tile, Value k) {
+    const Rotating &r = rotating.find(tile)->second;
+    Value stage = arith::RemUIOp::create(rewriter, loc, k, index(rewriter, loc, r.copies));
+    Value offset = arith::AddIOp::create(
+        rewriter, loc, index(rewriter, loc, r.offset),
+        arith::MulIOp::create(rewriter, loc, stage, index(rewriter, loc, r.bytes)));
+    return sharedView(loc, cast<MemRefType>(tile.getType()), offset, r.swizzle);
   }
 
   /// The stored column of logical (row, col) in a swizzled tile.
@@ -386,8 +415,10 @@ private:
     rewriter.setInsertionPoint(op);
     Location loc = op->getLoc();
     if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
+      auto copies = pipelines.buffers.find(alloc.getResult());
       rewriter.replaceOp(alloc, allocateShared(loc, alloc.getType(),
-                                               swizzleRequests.count(alloc.getResult())));
+                                               swizzleRequests.count(alloc.getResult()),
+                                               copies == pipelines.buffers.end() ? 1 : copies->second));
       return success();
     }
     if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
@@ -425,15 +456,8 @@ private:
       return lowerReduce(reduce);
     if (auto parallel = dyn_cast<ParallelOp>(op))
       return lowerParallel(parallel);
-    if (auto pipelined = dyn_cast<PipelinedOp>(op)) {
-      auto loop = scf::ForOp::create(rewriter, loc, pipelined.getStart(),
-                                     pipelined.getEnd(), index(rewriter, loc, 1));
-      rewriter.inlineBlockBefore(&pipelined.getBody().front(),
-                                 loop.getBody()->getTerminator(),
-                                 loop.getInductionVar());
-      rewriter.eraseOp(pipelined);
-      return lowerBlock(*loop.getBody());
-    }
+    if (auto pipelined = dyn_cast<PipelinedOp>(op))
+      return lowerPipelined(pipelined);
     if (auto atomic = dyn_cast<AtomicAddOp>(op)) {
       // Outside a parallel loop: one thread does it.
       Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
@@ -458,6 +482,155 @@ private:
         if (failed(lowerBlock(block)))
           return failure();
     return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Pipelined loops
+  //===--------------------------------------------------------------------===//
+
+  /// num_stages = s with planned copies: each planned copy of iteration k is
+  /// issued at the top of iteration k - s (the first s in a prologue) as its
+  /// own cp.async group into rotating copy k % (s+1) of its tile; where the
+  /// copy stood, the thread waits for that group and a barrier publishes the
+  /// tile. A barrier at the top of each iteration keeps the copies issued
+  /// there from overwriting the tile the iteration before was reading.
+  LogicalResult lowerPipelined(PipelinedOp op) {
+    Location loc = op.getLoc();
+    Block &body = op.getBody().front();
+    auto loop = scf::ForOp::create(rewriter, loc, op.getStart(), op.getEnd(),
+                                   index(rewriter, loc, 1));
+    auto planned = pipelines.loops.find(op.getOperation());
+    if (planned == pipelines.loops.end()) {
+      rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
+      rewriter.eraseOp(op);
+      return lowerBlock(*loop.getBody());
+    }
+    PipelinePlan plan = planned->second;
+    int64_t stages = plan.stages, groups = static_cast<int64_t>(plan.copies.size());
+    rewriter.setInsertionPoint(loop);
+    for (int64_t i = 0; i < stages; ++i)
+      issueIteration(loc, plan, body, add(loc, op.getStart(), i), op.getEnd());
+
+    Operation *firstOp = &body.front();
+    rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
+    rewriter.eraseOp(op);
+    Block &loopBody = *loop.getBody();
+    Value k = loop.getInductionVar();
+    rewriter.setInsertionPoint(firstOp);
+    barrier(loc);
+    issueIteration(loc, plan, loopBody, add(loc, k, stages), loop.getUpperBound());
+    for (auto [j, copyRef] : llvm::enumerate(plan.copies)) {
+      CopyOp copy = copyRef;
+      rewriter.setInsertionPoint(firstOp);
+      Value tile = copy.getDst();
+      Value view = stageView(loc, tile, k);
+      tile.replaceUsesWithIf(view, [&](OpOperand &use) {
+        return loop->isAncestor(use.getOwner()) && use.getOwner() != copy.getOperation();
+      });
+      // Groups committed after this copy's group of iteration k: the later
+      // copies of iteration k and every group of the next `stages` iterations.
+      rewriter.setInsertionPoint(copy);
+      NVVM::CpAsyncWaitGroupOp::create(rewriter, copy.getLoc(),
+                                       static_cast<int32_t>(groups - 1 - j + groups * stages));
+      barrier(copy.getLoc());
+      rewriter.eraseOp(copy);
+    }
+    rewriter.setInsertionPointAfter(loop);
+    NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
+    // The issue code above firstOp is already thread-level.
+    return lowerBlockFrom(loopBody, firstOp);
+  }
+
+  LogicalResult lowerBlockFrom(Block &block, Operation *first) {
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::make_range(first->getIterator(), block.end())))
+      if (failed(lowerOp(&op)))
+        return failure();
+    return success();
+  }
+
+  /// Issues the planned copies of iteration `k` (when k < end), one cp.async
+  /// group per copy; the groups are committed even when empty, so that every
+  /// iteration commits the same number.
+  void issueIteration(Location loc, PipelinePlan &plan, Block &body, Value k, Value end) {
+    Value live = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, k, end);
+    for (auto [copy, bytes] : llvm::zip(plan.copies, plan.pieceBytes)) {
+      auto guard = scf::IfOp::create(rewriter, loc, live, /*withElse=*/false);
+      {
+        OpBuilder::InsertionGuard inside(rewriter);
+        rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+        issueCopy(copy, bytes, body, k);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
+    }
+  }
+
+  /// `value` as iteration `k` computes it: the pure ops of `body` between the
+  /// induction variable and `value` are cloned with k in its place.
+  Value atIteration(Value value, Block &body, IRMapping &map) {
+    if (Value known = map.lookupOrNull(value))
+      return known;
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != &body)
+      return value;
+    for (Value operand : def->getOperands())
+      atIteration(operand, body, map);
+    return rewriter.clone(*def, map)->getResult(cast<OpResult>(value).getResultNumber());
+  }
+
+  /// cp.async of iteration k's region of `copy` into its rotating copy:
+  /// pieces of `bytes` spread over the threads; pieces past the tensor's end
+  /// are zero-filled (source size 0).
+  void issueCopy(CopyOp copy, int64_t bytes, Block &body, Value k) {
+    Location loc = copy.getLoc();
+    Value src = copy.getSrc();
+    auto srcType = cast<MemRefType>(src.getType());
+    IRMapping map;
+    map.map(body.getArgument(0), k);
+    SmallVector<Value> srcOffsets, dstOffsets;
+    for (Value offset : copy.getSrcOffsets())
+      srcOffsets.push_back(atIteration(offset, body, map));
+    for (size_t d = 0; d < copy.getDstOffsets().size(); ++d)
+      dstOffsets.push_back(index(rewriter, loc, 0));
+    Value tile = stageView(loc, copy.getDst(), k);
+    SmallVector<int64_t> pieces;
+    for (int64_t size : copy.getSrcSizes())
+      if (size != 1)
+        pieces.push_back(size);
+    int64_t width = bytes / (srcType.getElementTypeBitWidth() / 8);
+    pieces.back() /= width;
+    auto &ctx = *rewriter.getContext();
+    auto sharedPtr = LLVM::LLVMPointerType::get(&ctx, 3);
+    auto globalPtr = LLVM::LLVMPointerType::get(&ctx, 1);
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, src);
+    forSpread(loc, pieces, [&](OpBuilder &b, Location loc, ValueRange at) {
+      SmallVector<Value> s(at);
+      s.back() = arith::MulIOp::create(b, loc, s.back(), index(b, loc, width));
+      SmallVector<Value> from = regionIndices(b, loc, srcOffsets, copy.getSrcSizes(), s);
+      SmallVector<Value> to = regionIndices(b, loc, dstOffsets, copy.getDstSizes(), s);
+      Value linear = index(b, loc, 0);
+      for (auto [d, i] : llvm::enumerate(from))
+        linear = arith::AddIOp::create(
+            b, loc, linear,
+            arith::MulIOp::create(b, loc, i,
+                                  index(b, loc, product(srcType.getShape().drop_front(d + 1)))));
+      Value inside = insideBuffer(b, loc, src, from);
+      Value offset = arith::MulIOp::create(b, loc, linear,
+                                           index(b, loc, srcType.getElementTypeBitWidth() / 8));
+      offset = arith::SelectOp::create(b, loc, inside, offset, index(b, loc, 0));
+      Value address = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                 arith::AddIOp::create(b, loc, base, offset));
+      Value generic = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(&ctx), address);
+      Value from_ = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, generic);
+      Value to_ = LLVM::IntToPtrOp::create(b, loc, sharedPtr, sharedAddress(loc, tile, to));
+      Value size = arith::SelectOp::create(
+          b, loc, inside, arith::ConstantIntOp::create(b, loc, bytes, 32),
+          arith::ConstantIntOp::create(b, loc, 0, 32));
+      NVVM::CpAsyncOp::create(b, loc, to_, from_, static_cast<uint32_t>(bytes),
+                              bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                          : NVVM::LoadCacheModifierKind::CA,
+                              size);
+    });
   }
 
   LogicalResult lowerFill(FillOp op) {
@@ -711,19 +884,28 @@ private:
     return d;
   }
 
-  /// The 32-bit shared-memory address of buffer[row][col].
-  Value sharedAddress(Location loc, Value buffer, Value row, Value col) {
+  /// The 32-bit shared-memory address of buffer[indices] (the last two
+  /// indices swizzled where the tile is).
+  Value sharedAddress(Location loc, Value buffer, ValueRange indices) {
     auto &b = rewriter;
     auto type = cast<MemRefType>(buffer.getType());
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    SmallVector<Value> at(indices);
     if (swizzled.count(buffer))
-      col = swizzleColumn(b, loc, row, col);
-    Value linear = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, row, index(b, loc, type.getDimSize(1))), col);
+      at.back() = swizzleColumn(b, loc, at[at.size() - 2], at.back());
+    Value linear = index(b, loc, 0);
+    for (auto [d, i] : llvm::enumerate(at))
+      linear = arith::AddIOp::create(
+          b, loc, linear,
+          arith::MulIOp::create(b, loc, i,
+                                index(b, loc, product(type.getShape().drop_front(d + 1)))));
     Value bytes = arith::MulIOp::create(b, loc, linear,
                                         index(b, loc, type.getElementTypeBitWidth() / 8));
     return arith::IndexCastOp::create(b, loc, b.getI32Type(),
                                       arith::AddIOp::create(b, loc, base, bytes));
+  }
+  Value sharedAddress(Location loc, Value buffer, Value row, Value col) {
+    return sharedAddress(loc, buffer, ValueRange{row, col});
   }
 
   /// ldmatrix.x4: four 8x8 b16 matrices whose rows this lane's `address`
@@ -1146,6 +1328,13 @@ private:
   int64_t sharedBytes = 0;
   llvm::MapVector<Value, Fragment> fragments;
   llvm::DenseSet<Value> shared, locals, swizzled, swizzleRequests;
+  /// Shared tiles with rotating copies for a pipelined loop (see PipelinePlan.h).
+  struct Rotating {
+    int64_t offset, bytes, copies;
+    bool swizzle;
+  };
+  llvm::DenseMap<Value, Rotating> rotating;
+  PipelinePlans pipelines;
   /// Fragment registers per thread under which gemm tiles are swizzled
   /// unasked (the swizzle's address math costs registers).
   static constexpr int64_t kSwizzleRegisterBudget = 192;

@@ -3,6 +3,7 @@
 
 #include "BuildState.h"
 #include "tl/Compiler/Pipeline.h"
+#include "tl/Conversion/Passes.h"
 #include "tl/Dialect/TL/TLDialect.h"
 #include "tl/runtime/Half.h"
 
@@ -10,6 +11,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
@@ -96,6 +98,38 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &prog
                              "': " + llvm::toString(entry.takeError()));
   impl->entry = *entry;
   return std::unique_ptr<HostExecutable>(new HostExecutable(std::move(impl)));
+}
+
+std::string emitCPUStage(const dsl::Program &program, const std::string &stage,
+                         bool printIRAfterAll) {
+  program.verify();
+  dsl::detail::ProgramImpl &p = program.impl();
+  MLIRContext *context = p.context.get();
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+  OwningOpRef<ModuleOp> module = p.module->clone();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (stage == "thread") {
+    dsl::detail::runPipelineOrThrow(
+        p, *module, [](OpPassManager &pm) { pm.addPass(createConvertTLToCPU()); },
+        "CPU lowering failed", printIRAfterAll);
+    module->print(os);
+    return text;
+  }
+  if (stage != "llvm")
+    throw std::invalid_argument("emitCPUStage: no stage '" + stage + "' (thread or llvm)");
+  dsl::detail::runPipelineOrThrow(p, *module, buildCPUPipeline, "CPU lowering failed",
+                                  printIRAfterAll);
+  initializeNativeTarget();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(*module, llvmContext, p.name);
+  if (!llvmModule)
+    throw std::runtime_error("translating '" + p.name + "' to LLVM IR failed");
+  if (llvm::Error err = makeOptimizingTransformer(3, 0, nullptr)(llvmModule.get()))
+    throw std::runtime_error("optimizing failed: " + llvm::toString(std::move(err)));
+  llvmModule->print(os, nullptr);
+  return text;
 }
 
 } // namespace tl

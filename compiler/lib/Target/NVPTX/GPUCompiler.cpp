@@ -3,6 +3,7 @@
 
 #include "BuildState.h"
 #include "tl/Compiler/Pipeline.h"
+#include "tl/Conversion/Passes.h"
 #include "tl/Dialect/TL/TLDialect.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -76,27 +77,40 @@ void registerGPULowering(MLIRContext &context) {
   context.loadAllAvailableDialects();
 }
 
-std::string emitPTX(Operation *gpuModule, const std::string &arch,
-                    const std::string &name) {
+llvm::TargetMachine *nvptxMachine(const std::string &arch) {
   initializeNVPTX();
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(gpuModule, llvmContext, name);
-  if (!llvmModule)
-    throw std::runtime_error("PTX: translating '" + name + "' to LLVM IR failed");
   llvm::Triple triple("nvptx64-nvidia-cuda");
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     throw std::runtime_error("PTX: " + error);
   // sm_90a needs PTX 8.0; sm_80 is happy with it too.
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, arch, "+ptx80", llvm::TargetOptions(), std::nullopt, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
-  llvmModule->setTargetTriple(triple);
-  llvmModule->setDataLayout(machine->createDataLayout());
-  if (llvm::Error err = makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
+  return target->createTargetMachine(triple, arch, "+ptx80", llvm::TargetOptions(),
+                                     std::nullopt, std::nullopt,
+                                     llvm::CodeGenOptLevel::Aggressive);
+}
+
+/// The kernel module as optimized LLVM IR for `machine` (what NVPTX compiles).
+std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMachine &machine,
+                                            const std::string &name,
+                                            llvm::LLVMContext &llvmContext) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(gpuModule, llvmContext, name);
+  if (!llvmModule)
+    throw std::runtime_error("PTX: translating '" + name + "' to LLVM IR failed");
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  llvmModule->setDataLayout(machine.createDataLayout());
+  if (llvm::Error err = makeOptimizingTransformer(3, 0, &machine)(llvmModule.get()))
     throw std::runtime_error("PTX: optimizing failed: " + llvm::toString(std::move(err)));
+  return llvmModule;
+}
+
+std::string emitPTX(Operation *gpuModule, const std::string &arch,
+                    const std::string &name) {
+  std::unique_ptr<llvm::TargetMachine> machine(nvptxMachine(arch));
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      optimizedLLVM(gpuModule, *machine, name, llvmContext);
   std::string ptx;
   {
     llvm::raw_string_ostream os(ptx);
@@ -110,19 +124,12 @@ std::string emitPTX(Operation *gpuModule, const std::string &arch,
   return ptx;
 }
 
-} // namespace
-
-GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
-                        bool printIRAfterAll) {
+/// The program lowered by buildGPUPipeline, and its kernel module.
+std::pair<OwningOpRef<ModuleOp>, gpu::GPUModuleOp> lowerForGPU(const dsl::Program &program,
+                                                               bool printIRAfterAll) {
   program.verify();
   dsl::detail::ProgramImpl &p = program.impl();
-  MLIRContext *context = p.context.get();
-  registerGPULowering(*context);
-
-  GPUBinary binary;
-  binary.name = p.name;
-  binary.arch = arch;
-  binary.params = p.params;
+  registerGPULowering(*p.context);
   OwningOpRef<ModuleOp> module = p.module->clone();
   dsl::detail::runPipelineOrThrow(p, *module, buildGPUPipeline, "GPU lowering failed",
                                   printIRAfterAll);
@@ -130,6 +137,26 @@ GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
   module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
   if (!gpuModule)
     throw std::runtime_error("GPU lowering of '" + p.name + "' produced no kernel");
+  return {std::move(module), gpuModule};
+}
+
+std::string printed(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+} // namespace
+
+GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
+                        bool printIRAfterAll) {
+  auto [module, gpuModule] = lowerForGPU(program, printIRAfterAll);
+  dsl::detail::ProgramImpl &p = program.impl();
+  GPUBinary binary;
+  binary.name = p.name;
+  binary.arch = arch;
+  binary.params = p.params;
   gpuModule.walk([&](LLVM::LLVMFuncOp func) {
     if (auto grid = func->getAttrOfType<DenseI64ArrayAttr>("tl.grid"))
       binary.grid.assign(grid.asArrayRef().begin(), grid.asArrayRef().end());
@@ -142,6 +169,31 @@ GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
   });
   binary.ptx = emitPTX(gpuModule, arch, p.name);
   return binary;
+}
+
+std::string emitGPUStage(const dsl::Program &program, const std::string &arch,
+                         const std::string &stage, bool printIRAfterAll) {
+  if (stage == "thread") {
+    program.verify();
+    dsl::detail::ProgramImpl &p = program.impl();
+    registerGPULowering(*p.context);
+    OwningOpRef<ModuleOp> module = p.module->clone();
+    dsl::detail::runPipelineOrThrow(
+        p, *module, [](OpPassManager &pm) { pm.addPass(createConvertTLToGPU()); },
+        "GPU lowering failed", printIRAfterAll);
+    return printed(*module);
+  }
+  if (stage != "llvm")
+    throw std::invalid_argument("emitGPUStage: no stage '" + stage + "' (thread or llvm)");
+  auto [module, gpuModule] = lowerForGPU(program, printIRAfterAll);
+  std::unique_ptr<llvm::TargetMachine> machine(nvptxMachine(arch));
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      optimizedLLVM(gpuModule, *machine, program.name(), llvmContext);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvmModule->print(os, nullptr);
+  return text;
 }
 
 } // namespace tl

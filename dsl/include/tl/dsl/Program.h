@@ -52,6 +52,12 @@ public:
     kernel(std::move(grid), 128, body, loc);
   }
 
+  /// A program from `tl` dialect text (a module with one func.func holding a
+  /// tl.kernel; parameters named by their `tl.name` attribute, outputs marked
+  /// `tl.output`). Throws tl::dsl::Error at `sourceName`:line:col on a parse
+  /// or verifier error.
+  static Program parse(const std::string &text, const std::string &sourceName);
+
   const std::string &name() const;
   const std::vector<Param> &params() const;
   /// Positions of the output parameters, as TileLang's out_idx.

@@ -34,17 +34,28 @@ public:
 
   CUdeviceptr allocate(std::size_t bytes, const std::string &what);
   void free(CUdeviceptr pointer);
-  void copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes);
-  void copyToHost(void *to, CUdeviceptr from, std::size_t bytes);
-  CUmodule loadPTX(const std::string &ptx, const std::string &kernel);
+  void zero(CUdeviceptr pointer, std::size_t bytes, CUstream stream = nullptr);
+  /// Synchronous without a stream; ordered on `stream` with one.
+  void copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes,
+                    CUstream stream = nullptr);
+  void copyToHost(void *to, CUdeviceptr from, std::size_t bytes, CUstream stream = nullptr);
+  /// Loads a module from a cubin or from PTX (which the driver JITs); a JIT
+  /// failure carries the driver's log.
+  CUmodule loadModule(const std::string &image, const std::string &kernel);
   CUfunction function(CUmodule module, const std::string &kernel);
   void setDynamicShared(CUfunction function, int bytes, const std::string &kernel);
   void launch(CUfunction function, const unsigned grid[3], unsigned threads,
-              unsigned sharedBytes, void **params, const std::string &kernel);
+              unsigned sharedBytes, void **params, const std::string &kernel,
+              CUstream stream = nullptr);
+  /// The whole context.
   void synchronize(const std::string &what);
+  /// One stream.
+  void synchronize(CUstream stream, const std::string &what);
+  CUstream createStream();
+  void destroyStream(CUstream stream);
   CUevent createEvent();
   void destroyEvent(CUevent event);
-  void record(CUevent event);
+  void record(CUevent event, CUstream stream = nullptr);
   /// Milliseconds between two recorded events (waits for the second).
   float elapsed(CUevent start, CUevent stop);
 

@@ -22,6 +22,8 @@ public:
   /// Copies every argument to the device, launches, waits, and copies every
   /// argument back (inputs too: a kernel may accumulate into one, as dQ).
   void run(const std::vector<HostTensor *> &args) const override;
+  /// Launches on tensors already on the device, queued on `stream`.
+  void launch(const std::vector<DeviceTensor *> &args, CUstream stream = nullptr) const override;
 
   /// Times the kernel alone (arguments stay on the device): `warmup`
   /// launches, then the median of `repeats` CUDA-event timings, in ms, like
@@ -29,14 +31,19 @@ public:
   /// launch made them.
   double benchmark(const std::vector<HostTensor *> &args, int warmup = 5,
                    int repeats = 20) const;
+  double benchmarkOnDevice(const std::vector<DeviceTensor *> &args, int warmup = 5,
+                           int repeats = 20) const;
 
   const GPUBinary &binary() const { return binary_; }
-  /// Whether the compiled kernel came from the disk cache.
+  /// Whether the compiled kernel came from a cache (this process's or the disk's).
   bool cacheHit() const { return cacheHit_; }
+  /// Whether the module was loaded from ptxas's cubin (else the driver JIT
+  /// compiled the PTX).
+  bool loadedCubin() const { return !binary_.cubin.empty(); }
 
 private:
   void load();
-  void launch(std::vector<CUdeviceptr> &pointers) const;
+  void launchPointers(std::vector<CUdeviceptr> pointers, CUstream stream) const;
   GPUBinary binary_;
   CudaDriver *driver_;
   CUfunction function_ = nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tl/dsl/Program.h"
+#include "tl/runtime/DeviceTensor.h"
 #include "tl/runtime/HostTensor.h"
 
 #include <string>
@@ -26,12 +27,23 @@ public:
   /// filled and returned in order.
   std::vector<HostTensor> operator()(const std::vector<HostTensor *> &inputs) const;
 
+  /// The same on tensors already in GPU memory, queued on `stream` (the
+  /// default stream without one) and not waited for: the application's own
+  /// buffers stay where they are. GPU kernels only; the CPU backend throws
+  /// std::invalid_argument.
+  virtual void launch(const std::vector<DeviceTensor *> &args, CUstream stream = nullptr) const;
+  /// out_idx on the device: the non-output parameters in order; the outputs
+  /// are allocated on the device (zeroed), launched into and returned.
+  std::vector<DeviceTensor> callOnDevice(const std::vector<DeviceTensor *> &inputs,
+                                         CUstream stream = nullptr) const;
+
   const std::string &name() const { return name_; }
   const std::vector<dsl::Param> &params() const { return params_; }
 
 protected:
   /// Checks `args` against the signature; throws std::invalid_argument.
   void checkArguments(const std::vector<HostTensor *> &args) const;
+  void checkArguments(const std::vector<DeviceTensor *> &args) const;
 
 private:
   std::string name_;

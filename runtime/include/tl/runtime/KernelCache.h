@@ -7,6 +7,7 @@
 #pragma once
 
 #include "tl/Compiler/GPUCompiler.h"
+#include "tl/Compiler/Ptxas.h"
 
 #include <optional>
 #include <string>
@@ -39,7 +40,11 @@ private:
   std::string directory_;
 };
 
-/// compileForGPU through this process's in-memory cache and the default disk
+/// Adds ptxas's cubin to `binary` when a ptxas is there (tl/Compiler/Ptxas.h);
+/// when ptxas fails, warns on stderr and leaves the PTX to the driver's JIT.
+void assembleWherePossible(GPUBinary &binary);
+
+/// compileForGPU (plus the cubin, where possible) through this process's in-memory cache and the default disk
 /// cache (unless disabled by `useCache` or $TLC_CACHE=0). `hit` tells whether
 /// a cache served it.
 GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,

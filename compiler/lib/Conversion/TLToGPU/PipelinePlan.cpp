@@ -1,0 +1,156 @@
+//===- PipelinePlan.cpp - which copies of a pipelined loop go asynchronous -===//
+//
+// See PipelinePlan.h for the conditions. The analysis runs on the tl ops of a
+// kernel before the GPU lowering rewrites any of them.
+//
+//===----------------------------------------------------------------------===//
+#include "PipelinePlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <numeric>
+
+using namespace mlir;
+
+namespace tl::gpu_lowering {
+namespace {
+
+constexpr int64_t kMaxDivisor = int64_t(1) << 20;
+
+bool isGlobalArgument(Value v, Operation *func) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner()->getParentOp() == func;
+}
+
+/// The value is the induction variable, comes from outside the body, or is
+/// computed in the body by pure ops from such values.
+bool recomputable(Value value, Block &body, int depth = 0) {
+  if (depth > 32)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == &body || !body.getParentOp()->isAncestor(arg.getOwner()->getParentOp());
+  Operation *def = value.getDefiningOp();
+  if (!body.getParentOp()->isAncestor(def))
+    return true;
+  if (def->getBlock() != &body || def->getNumRegions() != 0 || !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value operand) { return recomputable(operand, body, depth + 1); });
+}
+
+/// Bytes per piece (16, 8 or 4) in which the copy's last dimension can move
+/// with every piece aligned on both sides; 0 when none fits.
+int64_t pieceBytes(CopyOp copy) {
+  auto src = cast<MemRefType>(copy.getSrc().getType());
+  auto dst = cast<MemRefType>(copy.getDst().getType());
+  int64_t element = src.getElementTypeBitWidth() / 8;
+  int64_t srcLast = src.getRank() - 1, dstLast = dst.getRank() - 1;
+  int64_t extent = copy.getSrcSizes()[srcLast];
+  if (element == 0 || extent != copy.getDstSizes()[dstLast])
+    return 0;
+  for (int64_t bytes : {16, 8, 4}) {
+    if (bytes % element)
+      continue;
+    int64_t width = bytes / element;
+    // Pieces start at multiples of `width` in a last dimension that is a
+    // multiple of `width`: each lies wholly inside the tensor or wholly past it.
+    Value offset = copy.getSrcOffsets()[srcLast];
+    if (extent % width == 0 && src.getDimSize(srcLast) % width == 0 &&
+        dst.getDimSize(dstLast) % width == 0 && knownDivisor(offset) % width == 0)
+      return bytes;
+  }
+  return 0;
+}
+
+/// Every use of `tile` outside the copy reads it, inside `body` after `copy`
+/// (annotations may sit anywhere).
+bool readOnlyAfter(Value tile, CopyOp copy, Block &body) {
+  for (OpOperand &use : tile.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == copy.getOperation() || isa<AnnotateLayoutOp>(user))
+      continue;
+    Operation *ancestor = body.findAncestorOpInBlock(*user);
+    if (!ancestor || ancestor == copy.getOperation() || ancestor->isBeforeInBlock(copy))
+      return false;
+    bool reads = false;
+    if (auto other = dyn_cast<CopyOp>(user))
+      reads = other.getSrc() == tile && other.getDst() != tile;
+    else if (auto gemm = dyn_cast<GemmOp>(user))
+      reads = gemm.getC() != tile;
+    else if (auto reduce = dyn_cast<ReduceOp>(user))
+      reads = reduce.getDst() != tile;
+    else
+      reads = isa<memref::LoadOp>(user);
+    if (!reads)
+      return false;
+  }
+  return true;
+}
+
+bool qualifies(CopyOp copy, Block &body, Operation *func, const lowering::LayoutMap &layouts) {
+  Value src = copy.getSrc(), dst = copy.getDst();
+  auto srcType = cast<MemRefType>(src.getType()), dstType = cast<MemRefType>(dst.getType());
+  if (!isGlobalArgument(src, func) || !dst.getDefiningOp<AllocSharedOp>() ||
+      srcType.getElementType() != dstType.getElementType() || layouts.count(src) ||
+      layouts.count(dst) || !srcType.getLayout().isIdentity())
+    return false;
+  // The copy fills the whole tile (a partial fill would leave another
+  // iteration's data in the rest of a rotating copy).
+  for (auto [offset, size, extent] :
+       llvm::zip(copy.getDstOffsets(), copy.getDstSizes(), dstType.getShape()))
+    if (getConstantIntValue(offset) != 0 || size != extent)
+      return false;
+  return pieceBytes(copy) != 0 && readOnlyAfter(dst, copy, body) &&
+         llvm::all_of(copy.getSrcOffsets(), [&](Value v) { return recomputable(v, body); });
+}
+
+} // namespace
+
+int64_t knownDivisor(Value value) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value)) {
+    if (*constant == 0)
+      return kMaxDivisor;
+    int64_t v = *constant < 0 ? -*constant : *constant;
+    return std::min(v & -v, kMaxDivisor);
+  }
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return 1;
+  if (auto mul = dyn_cast<arith::MulIOp>(def))
+    return std::min(knownDivisor(mul.getLhs()) * knownDivisor(mul.getRhs()), kMaxDivisor);
+  if (isa<arith::AddIOp, arith::SubIOp>(def))
+    return std::gcd(knownDivisor(def->getOperand(0)), knownDivisor(def->getOperand(1)));
+  if (auto shl = dyn_cast<arith::ShLIOp>(def))
+    if (std::optional<int64_t> amount = getConstantIntValue(shl.getRhs()); amount && *amount < 20)
+      return std::min(knownDivisor(shl.getLhs()) << *amount, kMaxDivisor);
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    return knownDivisor(def->getOperand(0));
+  return 1;
+}
+
+PipelinePlans planPipelines(gpu::GPUFuncOp func, const lowering::LayoutMap &layouts) {
+  PipelinePlans plans;
+  func.walk([&](PipelinedOp loop) {
+    int64_t stages = static_cast<int64_t>(loop.getNumStages());
+    if (stages < 1)
+      return;
+    Block &body = loop.getBody().front();
+    PipelinePlan plan;
+    plan.stages = stages;
+    for (Operation &op : body)
+      if (auto copy = dyn_cast<CopyOp>(op);
+          copy && !plans.buffers.count(copy.getDst()) && qualifies(copy, body, func, layouts)) {
+        plan.copies.push_back(copy);
+        plan.pieceBytes.push_back(pieceBytes(copy));
+        plans.buffers[copy.getDst()] = stages + 1;
+      }
+    if (!plan.copies.empty())
+      plans.loops[loop.getOperation()] = std::move(plan);
+  });
+  return plans;
+}
+
+} // namespace tl::gpu_lowering

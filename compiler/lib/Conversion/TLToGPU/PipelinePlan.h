@@ -1,0 +1,53 @@
+//===- PipelinePlan.h - which copies of a pipelined loop go asynchronous --===//
+//
+// T.Pipelined(n, num_stages=s) with s >= 1 asks for the loop's global ->
+// shared copies to be issued s iterations ahead, as cp.async groups into s+1
+// rotating copies of each destination tile, so that loads overlap the math of
+// the iterations before them. planPipelines decides, per pipelined loop, which
+// copies can go that way; the GPU lowering (TLToGPU.cpp) emits them.
+//
+// A copy qualifies when:
+//   - it sits directly in the loop body and moves a global tensor into a
+//     shared tile of the same element type, with no index-map layout on
+//     either side;
+//   - its last dimension moves in whole 4-, 8- or 16-byte pieces that stay
+//     aligned and inside the tensor's last dimension (rows past the tensor's
+//     end are zero-filled, as the synchronous copy does);
+//   - the tile is written by nothing else, and read only inside the loop body
+//     after the copy (so the iteration's own data is what each read sees);
+//   - its source offsets are computed in the body from the induction variable
+//     and values from outside by pure ops only (they are recomputed for a
+//     later iteration).
+// A loop with no qualifying copy runs as a plain loop.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "../LoweringHelpers.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace tl::gpu_lowering {
+
+struct PipelinePlan {
+  int64_t stages = 0;                     // num_stages: copies in flight ahead
+  llvm::SmallVector<CopyOp> copies;       // in body order
+  llvm::SmallVector<int64_t> pieceBytes;  // per copy: 4, 8 or 16
+};
+
+struct PipelinePlans {
+  llvm::DenseMap<mlir::Operation *, PipelinePlan> loops; // PipelinedOp -> plan
+  /// The shared tiles of the planned copies and how many rotating copies
+  /// (stages + 1) each needs.
+  llvm::DenseMap<mlir::Value, int64_t> buffers;
+};
+
+PipelinePlans planPipelines(mlir::gpu::GPUFuncOp func, const lowering::LayoutMap &layouts);
+
+/// The largest power of two (up to 2^20) known to divide an index value built
+/// from constants, +, * and the ops that keep divisibility.
+int64_t knownDivisor(mlir::Value value);
+
+} // namespace tl::gpu_lowering

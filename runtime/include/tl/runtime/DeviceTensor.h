@@ -1,0 +1,69 @@
+// A tensor in GPU memory: owning (allocated, zeroed, freed with its last
+// copy) or borrowed (an application's or framework's own CUdeviceptr, never
+// freed here). Row-major, like HostTensor. Light header.
+//
+//   DeviceTensor q = DeviceTensor::fromHost(hostQ);            // owning copy
+//   DeviceTensor k = DeviceTensor::borrow(ptr, shape, f16);    // theirs
+//   std::vector<DeviceTensor> o_lse = kernel->callOnDevice({&q, &k, &v}, stream);
+#pragma once
+
+#include "tl/dsl/Types.h"
+#include "tl/runtime/CudaDriver.h"
+#include "tl/runtime/HostTensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tl::runtime {
+
+class DeviceTensor {
+public:
+  DeviceTensor() = default;
+  /// Allocates zeroed GPU memory. Throws CudaError where there is no GPU.
+  DeviceTensor(std::vector<std::int64_t> shape, dsl::DType dtype);
+  /// Wraps `pointer` (which must hold the whole tensor) without owning it.
+  static DeviceTensor borrow(CUdeviceptr pointer, std::vector<std::int64_t> shape,
+                             dsl::DType dtype);
+  /// An owning copy of `host` (synchronous).
+  static DeviceTensor fromHost(const HostTensor &host);
+
+  /// Copies from / to host memory of the same shape and dtype (synchronous
+  /// without a stream; with one, ordered on it; host memory must then stay
+  /// alive until the stream reaches the copy).
+  void copyFrom(const HostTensor &host, CUstream stream = nullptr);
+  void copyTo(HostTensor &host, CUstream stream = nullptr) const;
+  HostTensor toHost() const;
+
+  CUdeviceptr pointer() const { return pointer_; }
+  bool owning() const { return static_cast<bool>(owner_); }
+  const std::vector<std::int64_t> &shape() const { return shape_; }
+  dsl::DType dtype() const { return dtype_; }
+  std::int64_t numel() const;
+  std::size_t bytes() const;
+
+private:
+  std::vector<std::int64_t> shape_;
+  dsl::DType dtype_ = dsl::DType::f32;
+  CUdeviceptr pointer_ = 0;
+  struct Allocation;
+  std::shared_ptr<Allocation> owner_; // frees the allocation (owning tensors only)
+};
+
+/// A CUDA stream, destroyed with this object.
+class Stream {
+public:
+  Stream();
+  ~Stream();
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  CUstream get() const { return stream_; }
+  operator CUstream() const { return stream_; }
+  /// Waits for everything queued on the stream.
+  void synchronize() const;
+
+private:
+  CUstream stream_ = nullptr;
+};
+
+} // namespace tl::runtime

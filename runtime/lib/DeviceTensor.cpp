@@ -1,0 +1,93 @@
+// Device tensors and streams over the driver API.
+#include "tl/runtime/DeviceTensor.h"
+
+#include <stdexcept>
+
+namespace tl::runtime {
+namespace {
+
+CudaDriver &driver() {
+  std::string why;
+  CudaDriver *driver = CudaDriver::get(&why);
+  if (!driver)
+    throw CudaError("no GPU: " + why);
+  return *driver;
+}
+
+void requireSame(const DeviceTensor &device, const HostTensor &host, const char *what) {
+  if (device.shape() != host.shape() || device.dtype() != host.dtype())
+    throw std::invalid_argument(std::string(what) + ": the device tensor is " +
+                                dsl::toString(device.dtype()) + formatShape(device.shape()) +
+                                ", the host tensor " + dsl::toString(host.dtype()) +
+                                formatShape(host.shape()));
+}
+
+} // namespace
+
+struct DeviceTensor::Allocation {
+  CudaDriver *driver;
+  CUdeviceptr pointer;
+  Allocation(CudaDriver *driver, CUdeviceptr pointer) : driver(driver), pointer(pointer) {}
+  ~Allocation() { driver->free(pointer); }
+};
+
+DeviceTensor::DeviceTensor(std::vector<std::int64_t> shape, dsl::DType dtype)
+    : shape_(std::move(shape)), dtype_(dtype) {
+  CudaDriver &d = driver();
+  pointer_ = d.allocate(bytes(), "a device tensor of " + formatShape(shape_));
+  owner_ = std::make_shared<Allocation>(&d, pointer_);
+  d.zero(pointer_, bytes());
+}
+
+DeviceTensor DeviceTensor::borrow(CUdeviceptr pointer, std::vector<std::int64_t> shape,
+                                  dsl::DType dtype) {
+  if (!pointer)
+    throw std::invalid_argument("DeviceTensor::borrow: null device pointer");
+  DeviceTensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.pointer_ = pointer;
+  return t;
+}
+
+DeviceTensor DeviceTensor::fromHost(const HostTensor &host) {
+  DeviceTensor t(host.shape(), host.dtype());
+  t.copyFrom(host);
+  return t;
+}
+
+void DeviceTensor::copyFrom(const HostTensor &host, CUstream stream) {
+  requireSame(*this, host, "DeviceTensor::copyFrom");
+  driver().copyToDevice(pointer_, host.data(), bytes(), stream);
+}
+
+void DeviceTensor::copyTo(HostTensor &host, CUstream stream) const {
+  requireSame(*this, host, "DeviceTensor::copyTo");
+  driver().copyToHost(host.data(), pointer_, bytes(), stream);
+}
+
+HostTensor DeviceTensor::toHost() const {
+  HostTensor host(shape_, dtype_);
+  copyTo(host);
+  return host;
+}
+
+std::int64_t DeviceTensor::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape_)
+    n *= s;
+  return n;
+}
+
+std::size_t DeviceTensor::bytes() const {
+  return static_cast<std::size_t>(numel()) * dsl::byteWidth(dtype_);
+}
+
+Stream::Stream() { stream_ = driver().createStream(); }
+Stream::~Stream() {
+  if (CudaDriver *d = CudaDriver::get())
+    d->destroyStream(stream_);
+}
+void Stream::synchronize() const { driver().synchronize(stream_, "a stream"); }
+
+} // namespace tl::runtime

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# What one call on the GPU machine runs (see shared/device.md): from the
+# repository root there, with .carry/ carried (bash scripts/carry.sh here).
+#   bash scripts/gpu-session.sh PART...
+# Parts, each logging under $OUT (or ./gpu-out without one):
+#   tests     every GPU test (tl-gpu-tests)                     -> tests.log
+#   sanitize  memcheck and racecheck on the [ops], [small] and [runtime] tests
+#                                                                -> sanitize.log
+#   example   examples/mha_jit twice on a fresh disk cache (cold, then warm)
+#                                                                -> example.log
+#   bench     tl-bench-gpu and the peers (sdpa_peer.py) on the same shapes
+#                                                                -> bench.jsonl
+#   sweep     forward and backward configurations at S = 1024 and 4096
+#                                                                -> sweep.jsonl
+set -uo pipefail
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+cd "$(dirname "$0")/../.carry" || { echo "no .carry/: run scripts/carry.sh first"; exit 2; }
+export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=/usr/local/cuda/bin:$PATH
+export TLC_CACHE_DIR=$(mktemp -d)
+shapes=(16,32,1024,64 4,32,4096,64 1,32,16384,64 16,16,1024,128 4,16,4096,128 1,16,16384,128
+        8,32,256,64)
+
+for part in "$@"; do
+  echo "=== $part ($(date +%T))"
+  case $part in
+  tests)
+    ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log" | tail -4 ;;
+  sanitize)
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool ./bin/tl-gpu-tests "[ops],[small],[runtime]" 2>&1 |
+        tail -4 | tee -a "$out/sanitize.log"
+    done ;;
+  example)
+    cache=$(mktemp -d)
+    for run in cold warm; do
+      echo "--- $run" | tee -a "$out/example.log"
+      TLC_CACHE_DIR=$cache ./bin/mha_jit 2>&1 | tee -a "$out/example.log"
+    done ;;
+  bench)
+    ./bin/tl-bench-gpu 2>&1 | tee "$out/bench.jsonl"
+    args=()
+    for s in "${shapes[@]}"; do args+=(--shape "$s"); done
+    python3 sdpa_peer.py "${args[@]}" 2>&1 | tee -a "$out/bench.jsonl" ;;
+  sweep)
+    # M,N,THREADS,STAGES; fwd and bwd swept separately (the other at its tuned value).
+    for cfg in 64,64,128,0 64,64,128,1 64,64,128,2 128,64,256,1 128,32,256,1 64,32,128,1; do
+      ./bin/tl-bench-gpu --fwd $cfg 16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128 \
+        2>&1 | tee -a "$out/sweep.jsonl"
+    done
+    for cfg in 64,32,128,0 64,32,128,1 64,32,128,2 64,16,128,1 64,64,128,1 128,32,256,1; do
+      ./bin/tl-bench-gpu --bwd $cfg 16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128 \
+        2>&1 | tee -a "$out/sweep.jsonl"
+    done ;;
+  *)
+    echo "unknown part: $part" ;;
+  esac
+done
