@@ -20,15 +20,29 @@ std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
 } // namespace
 
 AttentionConfig tunedConfig(int dim, bool causal) {
+  // Chosen by measurement on the H200 (tl-bench-gpu --fwd/--bwd M,N,THREADS,STAGES;
+  // 2026-11-30; TFLOP/s at S = 1024 / 4096, non-causal and causal; the
+  // other kernel at its tuned value; results/2026-11-30-h200-mha.md):
+  //   forward  D=64:  64x64/128 s1 187/145, 204/176; s0 86/74, 101/91; s2 186/143, 205/172;
+  //                   64x32/128 s1 179/141, 192/165; 128x32/128 s1 192/129, 210/170;
+  //                   128x64/256 s1 141/109, 163/147; 128x64/128 s1 81/68, 84/78.
+  //            D=128: 64x64/128 s1 196/158, 221/196; s2 198/158, 224/195;
+  //                   64x32/128 s2 203/153, 224/184; 128x64/256 s1 187/142, 221/189;
+  //                   128x32/128 37/29 (its fragments no longer fit in registers).
+  //   backward D=64:  64x16/128 s1 130/92, 168/144; s2 105/88, 133/136; s3 126/90, 166/143;
+  //                   64x32/128 s1 111/85, 144/132; s0 83/61, 80/82;
+  //                   128x16/256 s1 89/70, 111/106; 64x64/128 s1 43/38, 46/46.
+  //            D=128: 64x16/128 s1 125/96, 163/156; s2 123/90, 166/147; s3 126/92, 168/149;
+  //                   64x32/128 s1 42/37, 46/45 (spills); 128x16/256 s1 119/86, 159/140.
+  // So: 4 warps so that the gemms run on tensor cores (mma.sync), one stage
+  // of cp.async loads ahead, forward blocks 64x64 and backward 64x16 (the
+  // backward's dK/dV fragments leave few registers: narrower key blocks win).
+  // Causality did not change the winner.
   (void)causal;
-  // 4 warps so that the gemms run on tensor cores (mma.sync). Measured on
-  // the H200 on 2026-11-30 (tl-bench-gpu --bwd, D = 64, S = 1024 and 4096):
-  // backward 64x64/128 threads 39-41 TFLOP/s, 128x64/256 30-38, 64x32/128
-  // 61-83 (fewer fragment registers, so its shared tiles are swizzled and more
-  // blocks fit per SM). Stages: see results/ for the num_stages sweep.
+  (void)dim;
   AttentionConfig c;
   c.fwdBlockM = 64, c.fwdBlockN = 64, c.fwdThreads = 128, c.fwdStages = 1;
-  c.bwdBlockM = 64, c.bwdBlockN = dim <= 64 ? 32 : 16, c.bwdThreads = 128, c.bwdStages = 1;
+  c.bwdBlockM = 64, c.bwdBlockN = 16, c.bwdThreads = 128, c.bwdStages = 1;
   return c;
 }
 

@@ -122,3 +122,33 @@ func.func @pipelined(%A: memref<64x256xf16>, %B: memref<256x64xf16>, %bias: memr
   }
   return
 }
+
+// -----
+
+// B in a fragment: mma.sync cannot take it from the registers of the threads
+// that hold it, so the lowering stages it through a shared tile (4096 bytes
+// after the 4096 of A): barrier, each thread stores what it owns (B itself
+// keeps the Row layout: nothing moves it to another fragment), barrier, then
+// ldmatrix reads it like any shared operand.
+// CHECK-LABEL: gpu.func @b_fragment(
+// CHECK-SAME: tl.fragment_layout = "mma"
+// CHECK-SAME: tl.shared_bytes = 8192
+// CHECK: gpu.barrier
+// CHECK: memref.store {{.*}} : memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16"
+// CHECK: mma.sync
+func.func @b_fragment(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_fragment : memref<32x64xf16, #tl.scope<fragment>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tl.scope<fragment>>
+    tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>, clear_accum} : memref<64x32xf16, #tl.scope<shared>>, memref<32x64xf16, #tl.scope<fragment>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

@@ -56,13 +56,15 @@ TEST_CASE("MHA at the reference's shape (8, 32, 256, 64)", "[mha][reference]") {
     return; // minutes on the CPU; the small shapes above cover it there
   checkMHA(8, 32, 256, 64, false);
   checkMHA(8, 32, 256, 64, true);
+  for (bool causal : {false, true}) // and in the tuned configuration
+    checkMHA(8, 32, 256, 64, causal, mha::tunedConfig(64, causal));
 }
 
-TEST_CASE("MHA with 4-warp blocks (the forward on tensor cores on the GPU)", "[mha][small]") {
+TEST_CASE("MHA with 4-warp blocks and plain loops (tensor cores, synchronous loads)", "[mha][small]") {
   mha::AttentionConfig config;
   config.fwdThreads = 128;
   config.bwdBlockM = 64;
-  config.bwdBlockN = 32; // tl-bench-gpu's backward configuration
+  config.bwdBlockN = 32; // 4 warps, no pipelining: the synchronous copies
   config.bwdThreads = 128;
   checkMHA(2, 4, 128, 64, false, config);
   checkMHA(2, 4, 128, 64, true, config);

@@ -81,7 +81,7 @@ namespace {
 /// C = op(A) op(B) (+ C0 unless clear) with A f16 [M,K] or [K,M], B [K,N] or [N,K].
 void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
                bool aInFragment, GemmWarpPolicy policy = GemmWarpPolicy::FullRow,
-               int threads = 128) {
+               int threads = 128, bool bInFragment = false) {
   Program p("gemm");
   std::vector<std::int64_t> aShape = ta ? std::vector<std::int64_t>{K, M}
                                         : std::vector<std::int64_t>{M, K};
@@ -93,7 +93,7 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
   Buffer C = p.output("C", {M, N}, f32);
   p.kernel({1}, threads, [&](Expr) {
     Buffer a = aInFragment ? alloc_fragment(aShape, f16) : alloc_shared(aShape, f16);
-    Buffer b = alloc_shared(bShape, f16);
+    Buffer b = bInFragment ? alloc_fragment(bShape, f16) : alloc_shared(bShape, f16);
     Buffer c = alloc_fragment({M, N}, f32);
     copy(A, a);
     copy(B, b);
@@ -115,7 +115,8 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
       expected[i * N + j] = static_cast<float>(sum);
     }
   INFO("gemm " << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb
-                << " policy=" << int(policy) << " threads=" << threads);
+                << " policy=" << int(policy) << " threads=" << threads
+                << " A in fragment=" << aInFragment << " B in fragment=" << bInFragment);
   checkClose("C", out[0].toFloat(), expected, 1e-4, 1e-4);
 }
 } // namespace
@@ -136,6 +137,18 @@ TEST_CASE("gemm: shapes the GPU runs on tensor cores (mma.sync)", "[ops]") {
   checkGemm(64, 32, 32, false, false, true, false, GemmWarpPolicy::FullCol);
   checkGemm(64, 64, 32, false, true, /*clearAccum=*/true, /*aInFragment=*/true);
   checkGemm(128, 64, 16, false, false, false, false, GemmWarpPolicy::FullRow, 256);
+}
+
+TEST_CASE("gemm: B, and a transposed A, from fragments", "[ops]") {
+  // Operands the tensor cores cannot take from registers go through shared
+  // memory on the GPU; small tiles run the scalar (Row) path, 64x64 the mma one.
+  for (bool tb : {false, true}) {
+    checkGemm(32, 48, 64, false, tb, false, false, GemmWarpPolicy::FullRow, 128, true);
+    checkGemm(64, 64, 32, false, tb, false, false, GemmWarpPolicy::FullRow, 128, true);
+    checkGemm(64, 64, 32, false, tb, true, true, GemmWarpPolicy::Square, 128, true);
+  }
+  checkGemm(64, 64, 32, true, false, false, true, GemmWarpPolicy::FullRow, 128);
+  checkGemm(32, 48, 64, true, true, false, true, GemmWarpPolicy::FullRow, 128);
 }
 
 TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[ops]") {

@@ -104,14 +104,11 @@ struct Inference {
     FragmentLayout layout{FragmentLayout::Kind::Mma, c[0], c[1], grid->first, grid->second};
     if (!assign(gemm.getC(), layout))
       return false;
-    if (fragments.count(gemm.getB()))
-      return fail("gemm B is a fragment");
-    if (fragments.count(gemm.getA())) {
-      if (gemm.getTransposeA() || grid->second != 1)
-        return fail("gemm A is a fragment but the warps do not own whole rows");
-      return assign(gemm.getA(),
-                    {FragmentLayout::Kind::Mma, c[0], k, grid->first, 1});
-    }
+    // An A fragment feeds mma.sync from registers when each warp owns whole
+    // rows of it. Any other fragment operand (B, a transposed A) is staged
+    // through shared memory by the lowering, whatever its layout.
+    if (fragments.count(gemm.getA()) && !gemm.getTransposeA() && grid->second == 1)
+      return assign(gemm.getA(), {FragmentLayout::Kind::Mma, c[0], k, grid->first, 1});
     return true;
   }
 
@@ -189,6 +186,21 @@ struct Inference {
 
 } // namespace
 
+/// A fragment that keeps the Row layout in an Mma kernel: no op moves data
+/// between it and another fragment (copies go to or from memory, gemms stage
+/// it through shared memory, fills write it whole).
+static bool standsApart(Value fragment, const llvm::DenseSet<Value> &fragments) {
+  return llvm::all_of(fragment.getUsers(), [&](Operation *user) {
+    if (isa<FillOp, AnnotateLayoutOp>(user))
+      return true;
+    if (auto copy = dyn_cast<CopyOp>(user))
+      return !fragments.count(copy.getSrc()) || !fragments.count(copy.getDst());
+    if (auto gemm = dyn_cast<GemmOp>(user))
+      return gemm.getC() != fragment;
+    return false;
+  });
+}
+
 FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
                                      std::string &why) {
   Inference inference;
@@ -221,7 +233,7 @@ FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
   if (ok && !inference.layouts.empty()) {
     inference.current = nullptr;
     for (Value fragment : inference.fragments)
-      if (!inference.layouts.count(fragment))
+      if (!inference.layouts.count(fragment) && !standsApart(fragment, inference.fragments))
         ok = inference.fail("a fragment takes no Mma layout: " +
                             std::to_string(Inference::shape(fragment).size()) + "-D fragment");
     for (auto &[fragment, layout] : inference.layouts)

@@ -804,13 +804,14 @@ private:
     Location loc = op.getLoc();
     Value a = op.getA(), bBuf = op.getB(), c = op.getC();
     bool ta = op.getTransposeA(), tb = op.getTransposeB();
+    bool mma = fragments.find(c)->second.layout.kind == FragmentLayout::Kind::Mma;
+    // Operands a thread cannot read from its own registers: through shared.
     if (isFragment(bBuf))
-      return op.emitOpError("takes B from a fragment; the GPU lowering needs B "
-                            "in shared memory");
-    if (isFragment(a) && ta)
-      return op.emitOpError("takes a transposed A from a fragment; the GPU "
-                            "lowering needs it in shared memory");
-    if (fragments.find(c)->second.layout.kind == FragmentLayout::Kind::Mma)
+      op->setOperand(1, bBuf = stageThroughShared(loc, bBuf));
+    if (isFragment(a) &&
+        (ta || (mma && fragments.find(a)->second.layout.kind != FragmentLayout::Kind::Mma)))
+      op->setOperand(0, a = stageThroughShared(loc, a));
+    if (mma)
       return lowerGemmMma(op);
     auto aType = cast<MemRefType>(a.getType());
     auto cType = cast<MemRefType>(c.getType());
@@ -842,6 +843,22 @@ private:
     });
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// A shared copy of a fragment for an op whose threads need elements other
+  /// threads hold: each thread stores the elements it owns, and barriers
+  /// order the copy after earlier readers of the tile and before the reads.
+  Value stageThroughShared(Location loc, Value fragment) {
+    auto type = cast<MemRefType>(fragment.getType());
+    Value tile = allocateShared(loc, MemRefType::get(type.getShape(), type.getElementType()));
+    const FragmentLayout &layout = fragments.find(fragment)->second.layout;
+    barrier(loc);
+    forOwned(loc, layout, type.getShape(),
+             [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
+               memref::StoreOp::create(b, loc, load(b, loc, fragment, full, &owned), tile, full);
+             });
+    barrier(loc);
+    return tile;
   }
 
   //===--------------------------------------------------------------------===//
