@@ -152,3 +152,27 @@ func.func @b_fragment(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<6
   }
   return
 }
+
+// -----
+
+// Shared tiles whose lives do not overlap share bytes: %a is dead once its
+// contents reach the fragment, so %b takes its place (8192 bytes, not 16384).
+// The copy into %b starts with a barrier, as every shared write does, so no
+// thread overwrites %a while another still reads it.
+// CHECK-LABEL: gpu.func @reuse(
+// CHECK-SAME: tl.shared_bytes = 8192
+// CHECK-COUNT-2: memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xf16
+func.func @reuse(%A: memref<64x64xf16>, %C: memref<64x64xf16> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %f = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %a[%c0, %c0] [64, 64] to %f[%c0, %c0] [64, 64] : memref<64x64xf16, #tl.scope<shared>> to memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %f[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %b[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf16, #tl.scope<shared>> to memref<64x64xf16>
+  }
+  return
+}

@@ -88,6 +88,7 @@ public:
     std::string why;
     layouts_ = inferFragmentLayouts(func, threads, why);
     pipelines = planPipelines(func, layouts);
+    planShared();
     bool mma = llvm::any_of(layouts_, [](auto &entry) {
       return entry.second.kind != FragmentLayout::Kind::Row;
     });
@@ -140,15 +141,75 @@ private:
 
   void barrier(Location loc) { gpu::BarrierOp::create(rewriter, loc); }
 
-  /// A view of the next free bytes of dynamic shared memory (16-byte aligned;
-  /// no reuse yet), created at the kernel's entry. A tile that a pipelined
-  /// loop fills asynchronously gets `copies` rotating copies back to back;
-  /// the view is the first (stageView gives the others).
-  Value allocateShared(Location loc, MemRefType type, bool swizzle = false, int64_t copies = 1) {
+  /// Places every tl.alloc_shared of the kernel in dynamic shared memory
+  /// before lowering: a tile is live from the first to the last op of the
+  /// kernel body that uses it (a use inside a loop keeps it live for the whole
+  /// loop), and tiles whose lives do not overlap share bytes (first fit,
+  /// 128-byte aligned, largest first). Reuse needs no extra barrier: every
+  /// shared write the lowering emits is preceded by one (pipelined loads: by
+  /// the one before their prologue). Tiles made during lowering (staged
+  /// operands) go after the planned ones.
+  void planShared() {
+    Block &body = func.getBody().front();
+    DenseMap<Operation *, int64_t> position;
+    for (auto [i, op] : llvm::enumerate(body))
+      position[&op] = static_cast<int64_t>(i);
+    struct Tile {
+      Value alloc;
+      int64_t first, last, bytes;
+    };
+    SmallVector<Tile> tiles;
+    func.walk([&](AllocSharedOp alloc) {
+      int64_t first = std::numeric_limits<int64_t>::max(), last = -1;
+      for (Operation *user : alloc->getUsers())
+        if (Operation *top = body.findAncestorOpInBlock(*user); top && !isa<AnnotateLayoutOp>(user)) {
+          first = std::min(first, position.lookup(top));
+          last = std::max(last, position.lookup(top));
+        }
+      if (last < 0) // never used: still placed, alone where it stands
+        first = last = position.lookup(body.findAncestorOpInBlock(*alloc));
+      auto type = alloc.getType();
+      auto copies = pipelines.buffers.find(alloc.getResult());
+      int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8 *
+                      (copies == pipelines.buffers.end() ? 1 : copies->second);
+      tiles.push_back({alloc.getResult(), first, last, bytes});
+    });
+    llvm::stable_sort(tiles, [](const Tile &a, const Tile &b) { return a.bytes > b.bytes; });
+    SmallVector<std::pair<const Tile *, int64_t>> placed;
+    for (const Tile &tile : tiles) {
+      int64_t offset = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (auto [other, at] : placed) {
+          bool livesOverlap = tile.first <= other->last && other->first <= tile.last;
+          bool bytesOverlap = offset < at + other->bytes && at < offset + tile.bytes;
+          if (livesOverlap && bytesOverlap) {
+            offset = (at + other->bytes + 127) / 128 * 128;
+            moved = true;
+          }
+        }
+      }
+      placed.push_back({&tile, offset});
+      plannedOffsets[tile.alloc] = offset;
+      sharedBytes = std::max(sharedBytes, offset + tile.bytes);
+    }
+  }
+
+  /// A view of dynamic shared memory for a tile, created at the kernel's
+  /// entry: at its planned offset (planShared), or for a tile the lowering
+  /// makes, at the next free bytes. A tile that a pipelined loop fills
+  /// asynchronously has `copies` rotating copies back to back; the view is
+  /// the first (stageView gives the others).
+  Value allocateShared(Location loc, MemRefType type, bool swizzle = false, int64_t copies = 1,
+                       std::optional<int64_t> planned = std::nullopt) {
     int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8;
-    sharedBytes = (sharedBytes + 15) / 16 * 16;
-    int64_t offset = sharedBytes;
-    sharedBytes += bytes * copies;
+    int64_t offset;
+    if (planned) {
+      offset = *planned;
+    } else {
+      offset = sharedBytes = (sharedBytes + 127) / 128 * 128;
+      sharedBytes += bytes * copies;
+    }
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointAfter(sharedBase.getDefiningOp());
     swizzle = swizzle && swizzlable(type);
@@ -418,7 +479,8 @@ private:
       auto copies = pipelines.buffers.find(alloc.getResult());
       rewriter.replaceOp(alloc, allocateShared(loc, alloc.getType(),
                                                swizzleRequests.count(alloc.getResult()),
-                                               copies == pipelines.buffers.end() ? 1 : copies->second));
+                                               copies == pipelines.buffers.end() ? 1 : copies->second,
+                                               plannedOffsets.lookup(alloc.getResult())));
       return success();
     }
     if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
@@ -508,6 +570,7 @@ private:
     PipelinePlan plan = planned->second;
     int64_t stages = plan.stages, groups = static_cast<int64_t>(plan.copies.size());
     rewriter.setInsertionPoint(loop);
+    barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
     for (int64_t i = 0; i < stages; ++i)
       issueIteration(loc, plan, body, add(loc, op.getStart(), i), op.getEnd());
 
@@ -1351,6 +1414,7 @@ private:
     bool swizzle;
   };
   llvm::DenseMap<Value, Rotating> rotating;
+  llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset
   PipelinePlans pipelines;
   /// Fragment registers per thread under which gemm tiles are swizzled
   /// unasked (the swizzle's address math costs registers).
