@@ -176,3 +176,34 @@ func.func @reuse(%A: memref<64x64xf16>, %C: memref<64x64xf16> {tl.output}) {
   }
   return
 }
+
+// -----
+
+// Square puts 2 x 2 warps on the tile, so two warps hold each row: after the
+// quad shuffles, each warp's row partials meet in a [2, 64] shared scratch
+// (512 bytes after A and B) and every thread combines them.
+// CHECK-LABEL: gpu.func @rows_across_warps(
+// CHECK-SAME: tl.fragment_layout = "mma"
+// CHECK-SAME: tl.shared_bytes = 8704
+// CHECK: mma.sync
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.barrier
+// CHECK: memref.store {{.*}} : memref<2x64xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: memref.load {{.*}} : memref<2x64xf32, #gpu.address_space<workgroup>>
+func.func @rows_across_warps(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %R: memref<64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    %r = tl.alloc_fragment : memref<64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %c {policy = #tl.policy<Square>, clear_accum} : memref<64x32xf16, #tl.scope<shared>>, memref<32x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.reduce max %c -> %r {dim = 1 : i64} : memref<64x64xf32, #tl.scope<fragment>> -> memref<64xf32, #tl.scope<fragment>>
+    tl.copy %r[%c0] [64] to %R[%c0] [64] : memref<64xf32, #tl.scope<fragment>> to memref<64xf32>
+  }
+  return
+}

@@ -296,3 +296,51 @@ TEST_CASE("pipelined: a K loop whose tiles load num_stages iterations ahead", "[
     checkClose("Y", out[0].toFloat(), expected);
   }
 }
+
+TEST_CASE("reduce: rows of a gemm tile that several warps share", "[ops]") {
+  // Square over 4 warps: 2 x 2 warps, so each row's columns sit in two warps
+  // (on the GPU: quad shuffles, then the warps' partials through shared).
+  const int M = 64, N = 64, K = 32;
+  Program p("reduce_across_warps");
+  Buffer A = p.tensor("A", {M, K}, f16);
+  Buffer B = p.tensor("B", {K, N}, f16);
+  Buffer Init = p.tensor("Init", {M}, f32);
+  Buffer Max = p.output("Max", {M}, f32);
+  Buffer Sum = p.output("Sum", {M}, f32);
+  Buffer Y = p.output("Y", {M, N}, f32);
+  p.kernel({1}, 128, [&](Expr) {
+    Buffer a = alloc_shared({M, K}, f16), b = alloc_shared({K, N}, f16);
+    Buffer c = alloc_fragment({M, N}, f32);
+    Buffer rowMax = alloc_fragment({M}, f32), rowSum = alloc_fragment({M}, f32);
+    copy(A, a);
+    copy(B, b);
+    gemm(a, b, c, {.policy = GemmWarpPolicy::Square, .clear_accum = true});
+    reduce_max(c, rowMax, 1);
+    copy(Init, rowSum);
+    reduce_abssum(c, rowSum, 1, /*clear=*/false);
+    parallel({M, N}, [&](Expr i, Expr j) { c(i, j) = c(i, j) - rowMax(i); });
+    copy(rowMax, Max);
+    copy(rowSum, Sum);
+    copy(c, Y);
+  });
+  HostTensor a = randomTensor({M, K}, f16, 50), b = randomTensor({K, N}, f16, 51);
+  HostTensor init = randomTensor({M}, f32, 52);
+  std::vector<HostTensor> out = run(p, {&a, &b, &init});
+  std::vector<float> maxes(M), sums(M), y(M * N);
+  for (int i = 0; i < M; ++i) {
+    std::vector<double> row(N);
+    double top = -INFINITY, total = init.at(i);
+    for (int j = 0; j < N; ++j) {
+      for (int k = 0; k < K; ++k)
+        row[j] += double(a.at(i * K + k)) * b.at(k * N + j);
+      top = std::max(top, row[j]);
+      total += std::fabs(row[j]);
+    }
+    maxes[i] = static_cast<float>(top), sums[i] = static_cast<float>(total);
+    for (int j = 0; j < N; ++j)
+      y[i * N + j] = static_cast<float>(row[j] - top);
+  }
+  checkClose("Max", out[0].toFloat(), maxes, 1e-4, 1e-4);
+  checkClose("Sum", out[1].toFloat(), sums, 1e-4, 1e-3);
+  checkClose("Y", out[2].toFloat(), y, 1e-4, 1e-4);
+}

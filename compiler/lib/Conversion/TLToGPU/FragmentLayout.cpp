@@ -132,7 +132,7 @@ struct Inference {
     auto l = known(src);
     if (!l)
       return true;
-    if (l->kind != FragmentLayout::Kind::Mma || reduce.getDim() != 1 || l->warpsN != 1)
+    if (l->kind != FragmentLayout::Kind::Mma || reduce.getDim() != 1)
       return fail("reduction other than along the rows of an Mma fragment");
     return assign(dst, l->rowVector());
   }

@@ -1142,6 +1142,10 @@ private:
 
   /// Row reduction of an Mma fragment: each thread combines the columns it
   /// holds, then the four lanes of a row combine by shuffles.
+  /// Row reductions of an Mma fragment: each thread combines its elements of
+  /// a row, the four lanes of a quad combine by shuffles; where several warps
+  /// share the rows (warpsN > 1), each warp's partial goes through shared
+  /// memory and every thread combines the warps' partials in warp order.
   LogicalResult lowerReduceMma(ReduceOp op) {
     Location loc = op.getLoc();
     const Fragment &src = fragments.find(op.getSrc())->second;
@@ -1152,6 +1156,8 @@ private:
       return memref::LoadOp::create(b, loc, storage, ValueRange{index(b, loc, i)});
     };
     Type f32 = cast<MemRefType>(src.storage.getType()).getElementType();
+    ReduceKind across = op.getKind() == ReduceKind::abssum ? ReduceKind::sum : op.getKind();
+    SmallVector<Value> partial;
     for (int64_t q = 0; q < l.tilesM() * 2; ++q) {
       int64_t tm = q / 2, h = q % 2;
       Value acc = reductionIdentity(b, loc, op.getKind(), f32);
@@ -1159,15 +1165,45 @@ private:
         for (int64_t e = 0; e < 2; ++e)
           acc = combineReduction(b, loc, op.getKind(), acc,
                         slot(src.storage, (tm * l.tilesN() + tn) * 4 + h * 2 + e));
-      ReduceKind across = op.getKind() == ReduceKind::abssum ? ReduceKind::sum : op.getKind();
       for (int32_t offset : {1, 2}) {
         Value other = gpu::ShuffleOp::create(b, loc, acc, offset, 32, gpu::ShuffleMode::XOR)
                           .getShuffleResult();
         acc = combineReduction(b, loc, across, acc, other);
       }
+      partial.push_back(acc);
+    }
+    if (l.warpsN > 1) {
+      Value scratch = allocateShared(loc, MemRefType::get({l.warpsN, l.rows}, f32));
+      Value rowBase = mmaBases(loc, l).first;
+      Value wn = arith::RemUIOp::create(b, loc, warpId, index(b, loc, l.warpsN));
+      Value writer = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)), index(b, loc, 0));
+      auto rowOf = [&](int64_t q) { return add(loc, rowBase, (q / 2) * 16 + (q % 2) * 8); };
+      barrier(loc);
+      for (auto [q, acc] : llvm::enumerate(partial)) {
+        Value row = rowOf(static_cast<int64_t>(q));
+        scf::IfOp::create(b, loc, writer, [&](OpBuilder &b, Location loc) {
+          memref::StoreOp::create(b, loc, acc, scratch, ValueRange{wn, row});
+          scf::YieldOp::create(b, loc);
+        });
+      }
+      barrier(loc);
+      for (size_t q = 0; q < partial.size(); ++q) {
+        Value row = rowOf(static_cast<int64_t>(q));
+        Value acc = reductionIdentity(b, loc, across, f32);
+        for (int64_t w = 0; w < l.warpsN; ++w)
+          acc = combineReduction(
+              b, loc, across, acc,
+              memref::LoadOp::create(b, loc, scratch, ValueRange{index(b, loc, w), row}));
+        partial[q] = acc;
+      }
+    }
+    for (auto [q, acc] : llvm::enumerate(partial)) {
+      Value result = acc;
       if (!op.getClear())
-        acc = combineReduction(b, loc, across, acc, slot(dst.storage, q));
-      memref::StoreOp::create(b, loc, acc, dst.storage, ValueRange{index(b, loc, q)});
+        result = combineReduction(b, loc, across, result, slot(dst.storage, q));
+      memref::StoreOp::create(b, loc, result, dst.storage, ValueRange{index(b, loc, q)});
     }
     rewriter.eraseOp(op);
     return success();
