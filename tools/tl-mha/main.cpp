@@ -1,10 +1,11 @@
 // The main job. Builds and verifies the reference's four flash-attention
 // programs for its test configuration (8, 32, 256, 64; causal and not) and
-// prints their tl IR summary; then runs forward and backward at a small shape
-// on the CPU backend (no GPU path yet) and prints the max error of O, lse,
-// dQ, dK and dV against a naive fp64 reference.
+// prints their tl IR summary; then runs forward and backward and prints the
+// max error of O, lse, dQ, dK and dV against a naive fp64 reference: on the
+// GPU when there is one (the reference's shape, in the reference's
+// configuration and in the tuned one), else on the CPU backend (a small shape).
 //
-//   tl-mha                     summary + CPU run
+//   tl-mha                     summary + run
 //   tl-mha --print-ir          the tl IR of the four programs, nothing else
 //   tl-mha --ptx ARCH DIR      writes DIR/<program>[_causal].ptx for ARCH and
 //                              prints the kernels' launch shapes
@@ -12,6 +13,7 @@
 #include "mha/mha.h"
 #include "mha/reference.h"
 #include "tl/Compiler/GPUCompiler.h"
+#include "tl/runtime/CudaDriver.h"
 
 #include <fstream>
 
@@ -79,13 +81,14 @@ double maxError(const HostTensor &got, const std::vector<float> &want) {
 }
 
 /// Runs the four programs chained as the reference test chains them.
-bool runOnCPU(int batch, int heads, int seq, int dim, bool causal) {
+bool runAttention(mha::Backend backend, const char *config, int batch, int heads, int seq,
+                  int dim, bool causal, mha::AttentionConfig tuning = {}) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::int64_t> shape = {batch, seq, heads, dim};
   std::mt19937 rng(42);
   HostTensor Q = randomHalf(shape, rng), K = randomHalf(shape, rng),
              V = randomHalf(shape, rng), dO = randomHalf(shape, rng);
-  mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal);
+  mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal, backend, tuning);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -97,13 +100,14 @@ bool runOnCPU(int batch, int heads, int seq, int dim, bool causal) {
                 {"dQ", maxError(r.dQ, ref.dQ)}, {"dK", maxError(r.dK, ref.dK)},
                 {"dV", maxError(r.dV, ref.dV)}};
   bool ok = true;
-  std::printf("cpu  %d x %d x %d x %d %-10s max |error|:", batch, heads, seq, dim,
+  std::printf("%s %-9s %d x %d x %d x %d %-10s max |error|:",
+              backend == mha::Backend::gpu ? "gpu" : "cpu", config, batch, heads, seq, dim,
               causal ? "causal" : "non-causal");
   for (const Row &row : rows) {
     std::printf(" %s %.2e", row.name, row.error);
     ok = ok && row.error < 2e-2;
   }
-  std::printf("  (%.1f s incl. JIT) %s\n", seconds, ok ? "ok" : "TOO LARGE");
+  std::printf("  (%.2f s incl. JIT) %s\n", seconds, ok ? "ok" : "TOO LARGE");
   return ok;
 }
 
@@ -155,9 +159,20 @@ int main(int argc, char **argv) {
     std::printf("all four MHA programs built and verified (batch=%d heads=%d "
                 "seq_len=%d dim=%d, causal and not)\n\n",
                 batch, heads, seq_len, dim);
-    std::printf("No GPU path yet: running on the CPU backend.\n");
-    for (bool causal : {false, true})
-      ok = runOnCPU(2, 4, 128, 64, causal) && ok;
+    std::string why;
+    if (tl::runtime::CudaDriver::get(&why)) {
+      std::printf("On the GPU (%s), at the reference's shape:\n",
+                  tl::runtime::CudaDriver::get()->arch().c_str());
+      for (bool causal : {false, true}) {
+        ok = runAttention(mha::Backend::gpu, "reference", batch, heads, seq_len, dim, causal) && ok;
+        ok = runAttention(mha::Backend::gpu, "tuned", batch, heads, seq_len, dim, causal,
+                          mha::tunedConfig(dim, causal)) && ok;
+      }
+    } else {
+      std::printf("No GPU (%s): on the CPU backend, at a small shape.\n", why.c_str());
+      for (bool causal : {false, true})
+        ok = runAttention(mha::Backend::cpu, "reference", 2, 4, 128, 64, causal) && ok;
+    }
   } catch (const std::exception &error) {
     std::fprintf(stderr, "%s\n", error.what());
     return 1;
