@@ -252,6 +252,10 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
     return o.target == "cpu" ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
                              : tl::emitGPUStage(program, o.target, o.emit, o.printIRAfterAll);
   tl::GPUBinary binary = tl::compileForGPU(program, o.target, o.printIRAfterAll);
+  // Correct but slow: say why the gemms did not get the tensor-core layout.
+  if (binary.fragmentLayout.starts_with("row: ") && binary.fragmentLayout != "row: no gemm")
+    std::fprintf(stderr, "tlc: warning: %s: fragments take the Row layout (no tensor cores): %s\n",
+                 binary.name.c_str(), binary.fragmentLayout.substr(5).c_str());
   if (o.emit == "ptx")
     return binary.ptx;
   if (o.emit == "cubin") {

@@ -10,9 +10,12 @@
 //   - it sits directly in the loop body and moves a global tensor into a
 //     shared tile of the same element type, with no index-map layout on
 //     either side;
-//   - its last dimension moves in whole 4-, 8- or 16-byte pieces that stay
-//     aligned and inside the tensor's last dimension (rows past the tensor's
-//     end are zero-filled, as the synchronous copy does);
+//   - its last dimension moves in whole 4-, 8- or 16-byte pieces, aligned on
+//     both sides (offsets proven multiples by knownDivisor), each wholly inside
+//     the tensor or wholly past its end (those are zero-filled, as the
+//     synchronous copy does);
+//   - it fills the whole tile (a partial fill would leave another
+//     iteration's data in the rest of a rotating copy);
 //   - the tile is written by nothing else, and read only inside the loop body
 //     after the copy (so the iteration's own data is what each read sees);
 //   - its source offsets are computed in the body from the induction variable

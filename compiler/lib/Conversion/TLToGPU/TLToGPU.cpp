@@ -7,6 +7,11 @@
 // tile ops without fragments spread their elements over all threads; shared
 // memory is fenced by barriers around every write.
 //
+// Before lowering, shared tiles are placed (planShared: tiles whose lives do
+// not overlap share bytes) and the copies of pipelined loops that can go
+// asynchronous are chosen (PipelinePlan.h); lowerPipelined then emits them as
+// cp.async groups into rotating copies of their tiles.
+//
 // The lowering walks each kernel body in program order: fragment accesses
 // must be rewritten together with the loops that own them, which a set of
 // independent rewrite patterns cannot see.

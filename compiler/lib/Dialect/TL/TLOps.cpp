@@ -23,9 +23,10 @@ namespace tl {
 namespace {
 
 std::string formatShape(ArrayRef<int64_t> shape) {
-  return "[" + llvm::join(llvm::map_range(shape, [](int64_t v) {
-           return std::to_string(v);
-         }), ", ") + "]";
+  std::string text = "[";
+  for (auto [i, extent] : llvm::enumerate(shape))
+    text += (i ? ", " : "") + std::to_string(extent);
+  return text + "]";
 }
 
 /// "a global tensor", "a shared buffer", ...
