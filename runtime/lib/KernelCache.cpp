@@ -18,7 +18,7 @@ namespace tl::runtime {
 namespace {
 
 /// Bumped whenever the compiler's output for the same IR may change.
-constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu4";
+constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu5";
 constexpr const char *kMagic = "tlc-kernel-cache-v2";
 
 std::uint64_t fnv1a(const std::string &text, std::uint64_t seed) {

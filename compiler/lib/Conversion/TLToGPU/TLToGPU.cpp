@@ -316,22 +316,32 @@ private:
     });
   }
 
-  /// for flat in [tid, total) step T: body(coordinates of flat in `extents`)
+  /// for flat in [tid, total) step T: body(coordinates of flat in `extents`).
+  /// Unrolled when every thread takes the same few steps (the address math
+  /// then folds into constants).
   void forSpread(Location loc, ArrayRef<int64_t> extents,
                  function_ref<void(OpBuilder &, Location, ValueRange)> body) {
     int64_t total = product(extents);
+    auto visit = [&](Value flat) {
+      SmallVector<Value> coords(extents.size());
+      Value rest = flat;
+      for (int d = static_cast<int>(extents.size()) - 1; d >= 0; --d) {
+        Value extent = index(rewriter, loc, extents[d]);
+        coords[d] = arith::RemUIOp::create(rewriter, loc, rest, extent);
+        rest = arith::DivUIOp::create(rewriter, loc, rest, extent);
+      }
+      body(rewriter, loc, coords);
+    };
+    if (total % threads == 0 && total / threads <= kUnrolledSteps) {
+      for (int64_t step = 0; step < total / threads; ++step)
+        visit(add(loc, tid, step * threads));
+      return;
+    }
     auto loop = scf::ForOp::create(rewriter, loc, tid, index(rewriter, loc, total),
                                    index(rewriter, loc, threads));
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(loop.getBody()->getTerminator());
-    SmallVector<Value> coords(extents.size());
-    Value rest = loop.getInductionVar();
-    for (int d = static_cast<int>(extents.size()) - 1; d >= 0; --d) {
-      Value extent = index(rewriter, loc, extents[d]);
-      coords[d] = arith::RemUIOp::create(rewriter, loc, rest, extent);
-      rest = arith::DivUIOp::create(rewriter, loc, rest, extent);
-    }
-    body(rewriter, loc, coords);
+    visit(loop.getInductionVar());
   }
 
   //===--------------------------------------------------------------------===//
@@ -934,16 +944,15 @@ private:
   //===--------------------------------------------------------------------===//
 
   /// Two f16/bf16 values packed into the i32 an mma.sync register holds.
+  /// As a 2-element vector bitcast to i32: NVPTX makes it one mov (or one
+  /// cvt.rn.f16x2.f32 with the conversion), not a shift-and-or per pair.
   Value pack(Location loc, Value lo, Value hi, Type half) {
     auto &b = rewriter;
-    auto bits = [&](Value v) {
-      v = convertFloat(b, loc, v, half);
-      Value i16 = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
-      return arith::ExtUIOp::create(b, loc, b.getI32Type(), i16).getResult();
-    };
-    Value high = arith::ShLIOp::create(b, loc, bits(hi),
-                                       arith::ConstantIntOp::create(b, loc, b.getI32Type(), 16));
-    return arith::OrIOp::create(b, loc, bits(lo), high);
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, half),
+        ValueRange{convertFloat(b, loc, lo, half), convertFloat(b, loc, hi, half)});
+    Value word = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
   }
 
   /// mma.sync m16n8k16 row.col with f32 accumulators, through inline PTX.
@@ -1460,6 +1469,8 @@ private:
   /// Fragment registers per thread under which gemm tiles are swizzled
   /// unasked (the swizzle's address math costs registers).
   static constexpr int64_t kSwizzleRegisterBudget = 192;
+  /// Steps per thread up to which forSpread unrolls.
+  static constexpr int64_t kUnrolledSteps = 4;
 };
 
 /// Moves a func.func holding a tl.kernel into a gpu.module as a gpu.func

@@ -84,10 +84,13 @@ llvm::TargetMachine *nvptxMachine(const std::string &arch) {
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     throw std::runtime_error("PTX: " + error);
+  // Contract a * b + c into fma, as nvcc does by default (--fmad=true): the
+  // softmax's scale-and-subtract becomes one instruction per element.
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   // sm_90a needs PTX 8.0; sm_80 is happy with it too.
-  return target->createTargetMachine(triple, arch, "+ptx80", llvm::TargetOptions(),
-                                     std::nullopt, std::nullopt,
-                                     llvm::CodeGenOptLevel::Aggressive);
+  return target->createTargetMachine(triple, arch, "+ptx80", options, std::nullopt,
+                                     std::nullopt, llvm::CodeGenOptLevel::Aggressive);
 }
 
 /// The kernel module as optimized LLVM IR for `machine` (what NVPTX compiles).
