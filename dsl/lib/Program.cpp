@@ -132,6 +132,7 @@ Program Program::parse(const std::string &text, const std::string &sourceName) {
                         static_cast<bool>(func.getArgAttr(i, "tl.output"))});
   }
   p.name = func.getSymName().str();
+  p.builder.clearInsertionPoint(); // it pointed into the module replaced here
   p.module = std::move(module);
   p.func = func;
   p.hasKernel = true;

@@ -43,6 +43,9 @@ DeviceTensor DeviceTensor::borrow(CUdeviceptr pointer, std::vector<std::int64_t>
                                   dsl::DType dtype) {
   if (!pointer)
     throw std::invalid_argument("DeviceTensor::borrow: null device pointer");
+  if (pointer % 16) // the kernels move 16-byte pieces (vector loads, cp.async)
+    throw std::invalid_argument("DeviceTensor::borrow: the device pointer must be 16-byte "
+                                "aligned; pass the storage's base, not an offset view");
   DeviceTensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
@@ -83,11 +86,8 @@ std::size_t DeviceTensor::bytes() const {
   return static_cast<std::size_t>(numel()) * dsl::byteWidth(dtype_);
 }
 
-Stream::Stream() { stream_ = driver().createStream(); }
-Stream::~Stream() {
-  if (CudaDriver *d = CudaDriver::get())
-    d->destroyStream(stream_);
-}
-void Stream::synchronize() const { driver().synchronize(stream_, "a stream"); }
+Stream::Stream() : driver_(&driver()) { stream_ = driver_->createStream(); }
+Stream::~Stream() { driver_->destroyStream(stream_); } // never throws
+void Stream::synchronize() const { driver_->synchronize(stream_, "a stream"); }
 
 } // namespace tl::runtime

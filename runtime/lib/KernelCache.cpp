@@ -18,8 +18,10 @@ namespace tl::runtime {
 namespace {
 
 /// Bumped whenever the compiler's output for the same IR may change.
-constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu5";
+constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu6";
 constexpr const char *kMagic = "tlc-kernel-cache-v2";
+/// The cubin field of an entry whose PTX ptxas failed to assemble.
+constexpr const char *kNoCubin = "tlc: ptxas failed";
 
 std::uint64_t fnv1a(const std::string &text, std::uint64_t seed) {
   std::uint64_t hash = seed;
@@ -231,11 +233,18 @@ GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &ar
   std::optional<GPUBinary> binary = cache.load(key);
   if (hit)
     *hit = binary.has_value();
-  if (!binary || (binary->cubin.empty() && !findPtxas().empty())) {
+  // An entry without a cubin gets one when a ptxas has appeared since; one
+  // whose assembly failed says so (kNoCubin) and is not retried.
+  if (binary && binary->cubin == kNoCubin) {
+    binary->cubin.clear();
+  } else if (!binary || (binary->cubin.empty() && !findPtxas().empty())) {
     if (!binary)
       binary = compileForGPU(program, arch);
     assembleWherePossible(*binary);
-    cache.store(key, *binary);
+    GPUBinary entry = *binary;
+    if (entry.cubin.empty() && !findPtxas().empty())
+      entry.cubin = kNoCubin;
+    cache.store(key, entry);
   }
   std::lock_guard<std::mutex> lock(mutex);
   memory.emplace(key, *binary);

@@ -207,3 +207,35 @@ func.func @rows_across_warps(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %R: m
   }
   return
 }
+
+// -----
+
+// A pipelined body that starts with its planned copy (offsets from the
+// induction variable and outside values only), and a copy from a tensor the
+// loop also writes: that one stays synchronous (issued early, it would miss
+// the write), so exactly one copy goes asynchronous.
+// CHECK-LABEL: gpu.func @copy_first(
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: gpu.return
+func.func @copy_first(%A: memref<8x64xf16>, %W: memref<8x64xf16>, %C: memref<8x64xf16> {tl.output}) {
+  tl.kernel grid [1] threads 64 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %a = tl.alloc_shared : memref<64xf16, #tl.scope<shared>>
+    %w = tl.alloc_shared : memref<64xf16, #tl.scope<shared>>
+    tl.pipelined %c0 to %c8 stages 1 {
+    ^bb0(%k: index):
+      tl.copy %A[%k, %c0] [1, 64] to %a[%c0] [64] : memref<8x64xf16> to memref<64xf16, #tl.scope<shared>>
+      tl.copy %W[%k, %c0] [1, 64] to %w[%c0] [64] : memref<8x64xf16> to memref<64xf16, #tl.scope<shared>>
+      tl.copy %a[%c0] [64] to %C[%k, %c0] [1, 64] : memref<64xf16, #tl.scope<shared>> to memref<8x64xf16>
+      tl.copy %a[%c0] [64] to %W[%k, %c0] [1, 64] : memref<64xf16, #tl.scope<shared>> to memref<8x64xf16>
+    }
+  }
+  return
+}

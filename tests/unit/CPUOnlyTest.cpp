@@ -65,6 +65,12 @@ TEST_CASE("arguments are checked against the program's signature", "[ops]") {
   CHECK_NOTHROW(kernel({&good}));
   // Device tensors are for GPU kernels: the CPU backend says so.
   CHECK_THROWS_WITH(kernel.launch({}), Catch::Matchers::Contains("compiled for the CPU backend"));
+  // Borrowed device pointers need no driver to wrap, and are checked.
+  using tl::runtime::DeviceTensor;
+  CHECK_THROWS_WITH(DeviceTensor::borrow(0, {4}, f32), Catch::Matchers::Contains("null"));
+  CHECK_THROWS_WITH(DeviceTensor::borrow(0x1008, {4}, f32),
+                    Catch::Matchers::Contains("16-byte aligned"));
+  CHECK_FALSE(DeviceTensor::borrow(0x1000, {4}, f32).owning());
   if (!tl::runtime::CudaDriver::get()) // here, in CI: one clear error, no crash
     CHECK_THROWS_WITH(tl::runtime::DeviceTensor({4}, f32), Catch::Matchers::StartsWith("no GPU: "));
 }

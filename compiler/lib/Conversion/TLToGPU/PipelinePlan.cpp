@@ -49,7 +49,7 @@ int64_t pieceBytes(CopyOp copy) {
   int64_t element = src.getElementTypeBitWidth() / 8;
   int64_t srcLast = src.getRank() - 1, dstLast = dst.getRank() - 1;
   int64_t extent = copy.getSrcSizes()[srcLast];
-  if (element == 0 || extent != copy.getDstSizes()[dstLast])
+  if (element == 0 || extent <= 1 || extent != copy.getDstSizes()[dstLast])
     return 0;
   for (int64_t bytes : {16, 8, 4}) {
     if (bytes % element)
@@ -90,6 +90,25 @@ bool readOnlyAfter(Value tile, CopyOp copy, Block &body) {
   return true;
 }
 
+/// Some op of the loop body writes `tensor` (a prefetched copy would then miss
+/// the write).
+bool writtenIn(Value tensor, Block &body) {
+  bool written = false;
+  for (Operation *user : tensor.getUsers()) {
+    if (!body.findAncestorOpInBlock(*user))
+      continue;
+    if (auto copy = dyn_cast<CopyOp>(user))
+      written |= copy.getDst() == tensor;
+    else if (auto gemm = dyn_cast<GemmOp>(user))
+      written |= gemm.getC() == tensor;
+    else if (auto reduce = dyn_cast<ReduceOp>(user))
+      written |= reduce.getDst() == tensor;
+    else
+      written |= isa<FillOp, AtomicAddOp, memref::StoreOp>(user);
+  }
+  return written;
+}
+
 bool qualifies(CopyOp copy, Block &body, Operation *func, const lowering::LayoutMap &layouts) {
   Value src = copy.getSrc(), dst = copy.getDst();
   auto srcType = cast<MemRefType>(src.getType()), dstType = cast<MemRefType>(dst.getType());
@@ -103,7 +122,7 @@ bool qualifies(CopyOp copy, Block &body, Operation *func, const lowering::Layout
        llvm::zip(copy.getDstOffsets(), copy.getDstSizes(), dstType.getShape()))
     if (getConstantIntValue(offset) != 0 || size != extent)
       return false;
-  return pieceBytes(copy) != 0 && readOnlyAfter(dst, copy, body) &&
+  return pieceBytes(copy) != 0 && readOnlyAfter(dst, copy, body) && !writtenIn(src, body) &&
          llvm::all_of(copy.getSrcOffsets(), [&](Value v) { return recomputable(v, body); });
 }
 

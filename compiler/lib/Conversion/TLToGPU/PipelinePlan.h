@@ -18,6 +18,9 @@
 //     iteration's data in the rest of a rotating copy);
 //   - the tile is written by nothing else, and read only inside the loop body
 //     after the copy (so the iteration's own data is what each read sees);
+//   - nothing in the loop body writes the source tensor (a copy issued
+//     iterations early would miss the write; kernel arguments are assumed
+//     not to alias);
 //   - its source offsets are computed in the body from the induction variable
 //     and values from outside by pure ops only (they are recomputed for a
 //     later iteration).

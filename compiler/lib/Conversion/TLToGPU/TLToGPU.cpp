@@ -173,6 +173,11 @@ private:
         }
       if (last < 0) // never used: still placed, alone where it stands
         first = last = position.lookup(body.findAncestorOpInBlock(*alloc));
+      // Element stores and atomics outside parallel loops are not fenced by
+      // barriers: such a tile keeps its bytes for the whole kernel.
+      for (Operation *user : alloc->getUsers())
+        if (isa<memref::StoreOp, AtomicAddOp>(user) && !user->getParentOfType<ParallelOp>())
+          first = 0, last = std::numeric_limits<int64_t>::max();
       auto type = alloc.getType();
       auto copies = pipelines.buffers.find(alloc.getResult());
       int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8 *
@@ -245,10 +250,13 @@ private:
     return view;
   }
 
-  /// The rotating copy of `tile` that iteration `k` of its pipelined loop uses.
-  Value stageView(Location loc, Value tile, Value k) {
+  /// The rotating copy of `tile` that iteration `k` of its pipelined loop
+  /// uses: (k - start) % copies (k >= start, whatever the sign of start).
+  Value stageView(Location loc, Value tile, Value k, Value start) {
     const Rotating &r = rotating.find(tile)->second;
-    Value stage = arith::RemUIOp::create(rewriter, loc, k, index(rewriter, loc, r.copies));
+    Value stage = arith::RemUIOp::create(rewriter, loc,
+                                         arith::SubIOp::create(rewriter, loc, k, start),
+                                         index(rewriter, loc, r.copies));
     Value offset = arith::AddIOp::create(
         rewriter, loc, index(rewriter, loc, r.offset),
         arith::MulIOp::create(rewriter, loc, stage, index(rewriter, loc, r.bytes)));
@@ -587,22 +595,26 @@ private:
     rewriter.setInsertionPoint(loop);
     barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
     for (int64_t i = 0; i < stages; ++i)
-      issueIteration(loc, plan, body, add(loc, op.getStart(), i), op.getEnd());
+      issueIteration(loc, plan, body, add(loc, op.getStart(), i), op.getEnd(), op.getStart());
 
-    Operation *firstOp = &body.front();
     rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
     rewriter.eraseOp(op);
     Block &loopBody = *loop.getBody();
-    Value k = loop.getInductionVar();
-    rewriter.setInsertionPoint(firstOp);
+    Value k = loop.getInductionVar(), start = loop.getLowerBound();
+    // The loop's header: a barrier, the copies of iteration k + stages, and
+    // the views of this iteration's rotating copies. The body's own ops
+    // follow; the planned copies among them are replaced below.
+    rewriter.setInsertionPointToStart(&loopBody);
     barrier(loc);
-    issueIteration(loc, plan, loopBody, add(loc, k, stages), loop.getUpperBound());
+    issueIteration(loc, plan, loopBody, add(loc, k, stages), loop.getUpperBound(), start);
+    SmallVector<Value> views;
+    for (CopyOp copy : plan.copies)
+      views.push_back(stageView(loc, copy.getDst(), k, start));
+    Operation *headerEnd = views.back().getDefiningOp();
     for (auto [j, copyRef] : llvm::enumerate(plan.copies)) {
       CopyOp copy = copyRef;
-      rewriter.setInsertionPoint(firstOp);
       Value tile = copy.getDst();
-      Value view = stageView(loc, tile, k);
-      tile.replaceUsesWithIf(view, [&](OpOperand &use) {
+      tile.replaceUsesWithIf(views[j], [&](OpOperand &use) {
         return loop->isAncestor(use.getOwner()) && use.getOwner() != copy.getOperation();
       });
       // Groups committed after this copy's group of iteration k: the later
@@ -615,8 +627,8 @@ private:
     }
     rewriter.setInsertionPointAfter(loop);
     NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
-    // The issue code above firstOp is already thread-level.
-    return lowerBlockFrom(loopBody, firstOp);
+    // The header is already thread-level.
+    return lowerBlockFrom(loopBody, headerEnd->getNextNode());
   }
 
   LogicalResult lowerBlockFrom(Block &block, Operation *first) {
@@ -630,14 +642,15 @@ private:
   /// Issues the planned copies of iteration `k` (when k < end), one cp.async
   /// group per copy; the groups are committed even when empty, so that every
   /// iteration commits the same number.
-  void issueIteration(Location loc, PipelinePlan &plan, Block &body, Value k, Value end) {
+  void issueIteration(Location loc, const PipelinePlan &plan, Block &body, Value k, Value end,
+                      Value start) {
     Value live = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, k, end);
     for (auto [copy, bytes] : llvm::zip(plan.copies, plan.pieceBytes)) {
       auto guard = scf::IfOp::create(rewriter, loc, live, /*withElse=*/false);
       {
         OpBuilder::InsertionGuard inside(rewriter);
         rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
-        issueCopy(copy, bytes, body, k);
+        issueCopy(copy, bytes, body, k, start);
       }
       NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
     }
@@ -659,7 +672,7 @@ private:
   /// cp.async of iteration k's region of `copy` into its rotating copy:
   /// pieces of `bytes` spread over the threads; pieces past the tensor's end
   /// are zero-filled (source size 0).
-  void issueCopy(CopyOp copy, int64_t bytes, Block &body, Value k) {
+  void issueCopy(CopyOp copy, int64_t bytes, Block &body, Value k, Value start) {
     Location loc = copy.getLoc();
     Value src = copy.getSrc();
     auto srcType = cast<MemRefType>(src.getType());
@@ -670,7 +683,7 @@ private:
       srcOffsets.push_back(atIteration(offset, body, map));
     for (size_t d = 0; d < copy.getDstOffsets().size(); ++d)
       dstOffsets.push_back(index(rewriter, loc, 0));
-    Value tile = stageView(loc, copy.getDst(), k);
+    Value tile = stageView(loc, copy.getDst(), k, start);
     SmallVector<int64_t> pieces;
     for (int64_t size : copy.getSrcSizes())
       if (size != 1)
@@ -886,8 +899,7 @@ private:
     // Operands a thread cannot read from its own registers: through shared.
     if (isFragment(bBuf))
       op->setOperand(1, bBuf = stageThroughShared(loc, bBuf));
-    if (isFragment(a) &&
-        (ta || (mma && fragments.find(a)->second.layout.kind != FragmentLayout::Kind::Mma)))
+    if (isFragment(a) && (ta || (mma && !aFromRegisters(op))))
       op->setOperand(0, a = stageThroughShared(loc, a));
     if (mma)
       return lowerGemmMma(op);
@@ -921,6 +933,16 @@ private:
     });
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// The A fragment of an Mma gemm holds, in each thread, the elements mma.sync
+  /// wants from it: its layout is the accumulator's, over whole rows per warp.
+  bool aFromRegisters(GemmOp op) {
+    const FragmentLayout &a = fragments.find(op.getA())->second.layout;
+    const FragmentLayout &c = fragments.find(op.getC())->second.layout;
+    int64_t k = cast<MemRefType>(op.getA().getType()).getDimSize(1);
+    return a.kind == FragmentLayout::Kind::Mma && c.warpsN == 1 && a.rows == c.rows &&
+           a.cols == k && a.warpsM == c.warpsM && a.warpsN == 1;
   }
 
   /// A shared copy of a fragment for an op whose threads need elements other

@@ -22,7 +22,8 @@ public:
   DeviceTensor() = default;
   /// Allocates zeroed GPU memory. Throws CudaError where there is no GPU.
   DeviceTensor(std::vector<std::int64_t> shape, dsl::DType dtype);
-  /// Wraps `pointer` (which must hold the whole tensor) without owning it.
+  /// Wraps `pointer` (16-byte aligned, holding the whole tensor) without
+  /// owning it.
   static DeviceTensor borrow(CUdeviceptr pointer, std::vector<std::int64_t> shape,
                              dsl::DType dtype);
   /// An owning copy of `host` (synchronous).
@@ -63,6 +64,7 @@ public:
   void synchronize() const;
 
 private:
+  CudaDriver *driver_;
   CUstream stream_ = nullptr;
 };
 
