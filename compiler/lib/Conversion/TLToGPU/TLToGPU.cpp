@@ -575,7 +575,7 @@ private:
 
   /// num_stages = s with planned copies: each planned copy of iteration k is
   /// issued at the top of iteration k - s (the first s in a prologue) as its
-  /// own cp.async group into rotating copy k % (s+1) of its tile; where the
+  /// own cp.async group into rotating copy (k - start) % (s+1) of its tile; where the
   /// copy stood, the thread waits for that group and a barrier publishes the
   /// tile. A barrier at the top of each iteration keeps the copies issued
   /// there from overwriting the tile the iteration before was reading.
