@@ -87,3 +87,42 @@ TEST_CASE("f16 conversion rounds to nearest even", "[ops]") {
   CHECK(t.at(4) == std::ldexp(1.0f, -24));
   CHECK(std::fabs(t.at(5) + 2.5e-5f) < 1e-7f);
 }
+
+TEST_CASE("a program parsed from tl dialect text runs like a built one", "[ops]") {
+  const char *text = R"(
+func.func @scale(%X: memref<128x64xf16> {tl.name = "X"},
+                 %Y: memref<128x64xf32> {tl.name = "Y", tl.output}) {
+  tl.kernel grid [2] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %two = arith.constant 2.0 : f32
+    %row = arith.muli %bx, %c64 : index
+    %f = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %X[%row, %c0] [64, 64] to %f[%c0, %c0] [64, 64] : memref<128x64xf16> to memref<64x64xf32, #tl.scope<fragment>>
+    tl.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %f[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+      %w = arith.mulf %v, %two : f32
+      memref.store %w, %f[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %f[%c0, %c0] [64, 64] to %Y[%row, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<128x64xf32>
+  }
+  return
+})";
+  Program p = Program::parse(text, "scale.mlir");
+  CHECK(p.name() == "scale");
+  REQUIRE(p.params().size() == 2);
+  CHECK(p.params()[0].name == "X");
+  CHECK(p.params()[1].output);
+  CPUKernel kernel(p);
+  HostTensor x = randomTensor({128, 64}, f16, 60);
+  std::vector<HostTensor> out = kernel({&x});
+  std::vector<float> expected = x.toFloat();
+  for (float &v : expected)
+    v *= 2;
+  checkClose("Y", out[0].toFloat(), expected, 0, 0);
+  // Errors point into the text.
+  CHECK_THROWS_WITH(Program::parse("func.func @f() {\n  tl.nope\n}", "bad.mlir"),
+                    Catch::Matchers::StartsWith("bad.mlir:2:"));
+}
