@@ -131,6 +131,14 @@ CudaDriver *CudaDriver::get(std::string *why) {
   return driver;
 }
 
+CudaDriver &CudaDriver::require() {
+  std::string why;
+  CudaDriver *driver = get(&why);
+  if (!driver)
+    throw CudaError("no GPU: " + why);
+  return *driver;
+}
+
 void CudaDriver::check(int result, const char *call, const std::string &what) const {
   if (result == 0)
     return;

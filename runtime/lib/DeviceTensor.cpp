@@ -6,14 +6,6 @@
 namespace tl::runtime {
 namespace {
 
-CudaDriver &driver() {
-  std::string why;
-  CudaDriver *driver = CudaDriver::get(&why);
-  if (!driver)
-    throw CudaError("no GPU: " + why);
-  return *driver;
-}
-
 void requireSame(const DeviceTensor &device, const HostTensor &host, const char *what) {
   if (device.shape() != host.shape() || device.dtype() != host.dtype())
     throw std::invalid_argument(std::string(what) + ": the device tensor is " +
@@ -33,7 +25,7 @@ struct DeviceTensor::Allocation {
 
 DeviceTensor::DeviceTensor(std::vector<std::int64_t> shape, dsl::DType dtype)
     : shape_(std::move(shape)), dtype_(dtype) {
-  CudaDriver &d = driver();
+  CudaDriver &d = CudaDriver::require();
   pointer_ = d.allocate(bytes(), "a device tensor of " + formatShape(shape_));
   owner_ = std::make_shared<Allocation>(&d, pointer_);
   d.zero(pointer_, bytes());
@@ -61,12 +53,12 @@ DeviceTensor DeviceTensor::fromHost(const HostTensor &host) {
 
 void DeviceTensor::copyFrom(const HostTensor &host, CUstream stream) {
   requireSame(*this, host, "DeviceTensor::copyFrom");
-  driver().copyToDevice(pointer_, host.data(), bytes(), stream);
+  CudaDriver::require().copyToDevice(pointer_, host.data(), bytes(), stream);
 }
 
 void DeviceTensor::copyTo(HostTensor &host, CUstream stream) const {
   requireSame(*this, host, "DeviceTensor::copyTo");
-  driver().copyToHost(host.data(), pointer_, bytes(), stream);
+  CudaDriver::require().copyToHost(host.data(), pointer_, bytes(), stream);
 }
 
 HostTensor DeviceTensor::toHost() const {
@@ -75,18 +67,13 @@ HostTensor DeviceTensor::toHost() const {
   return host;
 }
 
-std::int64_t DeviceTensor::numel() const {
-  std::int64_t n = 1;
-  for (std::int64_t s : shape_)
-    n *= s;
-  return n;
-}
+std::int64_t DeviceTensor::numel() const { return elementCount(shape_); }
 
 std::size_t DeviceTensor::bytes() const {
   return static_cast<std::size_t>(numel()) * dsl::byteWidth(dtype_);
 }
 
-Stream::Stream() : driver_(&driver()) { stream_ = driver_->createStream(); }
+Stream::Stream() : driver_(&CudaDriver::require()) { stream_ = driver_->createStream(); }
 Stream::~Stream() { driver_->destroyStream(stream_); } // never throws
 void Stream::synchronize() const { driver_->synchronize(stream_, "a stream"); }
 

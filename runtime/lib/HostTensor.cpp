@@ -17,12 +17,14 @@ HostTensor::HostTensor(std::vector<std::int64_t> shape, dsl::DType dtype)
   storage_ = std::shared_ptr<std::byte[]>(new std::byte[bytes()]());
 }
 
-std::int64_t HostTensor::numel() const {
+std::int64_t elementCount(const std::vector<std::int64_t> &shape) {
   std::int64_t n = 1;
-  for (std::int64_t extent : shape_)
+  for (std::int64_t extent : shape)
     n *= extent;
   return n;
 }
+
+std::int64_t HostTensor::numel() const { return elementCount(shape_); }
 
 std::size_t HostTensor::bytes() const {
   return static_cast<std::size_t>(numel()) * dsl::byteWidth(dtype_);

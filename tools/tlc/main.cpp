@@ -269,12 +269,17 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
   return header(binary, fs::path(o.input).filename().string());
 }
 
-/// The program a .cpp generator file builds with the parameters given.
-tl::dsl::Program fromGenerator(const Options &o) {
+/// The generators a .cpp file registers: its plugin built (or reused) and loaded.
+const std::vector<tl::dsl::Generator> &loadGenerators(const Options &o) {
   fs::path plugin = buildPlugin(o.input);
   if (!dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL))
     fail(std::string("cannot load the plugin: ") + dlerror());
-  const std::vector<tl::dsl::Generator> &generators = tl::dsl::registeredGenerators();
+  return tl::dsl::registeredGenerators();
+}
+
+/// The program a .cpp generator file builds with the parameters given.
+tl::dsl::Program fromGenerator(const Options &o) {
+  const std::vector<tl::dsl::Generator> &generators = loadGenerators(o);
   const tl::dsl::Generator *chosen = nullptr;
   std::string names;
   for (const tl::dsl::Generator &g : generators) {
@@ -332,10 +337,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (o.list) {
-      fs::path plugin = buildPlugin(o.input);
-      if (!dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL))
-        fail(std::string("cannot load the plugin: ") + dlerror());
-      for (const tl::dsl::Generator &g : tl::dsl::registeredGenerators()) {
+      for (const tl::dsl::Generator &g : loadGenerators(o)) {
         std::string text = g.name;
         for (const auto &[name, value] : g.params)
           text += " " + name + "=" + std::to_string(value);

@@ -489,10 +489,7 @@ private:
   //===--------------------------------------------------------------------===//
 
   LogicalResult lowerBlock(Block &block) {
-    for (Operation &op : llvm::make_early_inc_range(block))
-      if (failed(lowerOp(&op)))
-        return failure();
-    return success();
+    return block.empty() ? success() : lowerBlockFrom(block, &block.front());
   }
 
   LogicalResult lowerOp(Operation *op) {
@@ -699,12 +696,7 @@ private:
       s.back() = arith::MulIOp::create(b, loc, s.back(), index(b, loc, width));
       SmallVector<Value> from = regionIndices(b, loc, srcOffsets, copy.getSrcSizes(), s);
       SmallVector<Value> to = regionIndices(b, loc, dstOffsets, copy.getDstSizes(), s);
-      Value linear = index(b, loc, 0);
-      for (auto [d, i] : llvm::enumerate(from))
-        linear = arith::AddIOp::create(
-            b, loc, linear,
-            arith::MulIOp::create(b, loc, i,
-                                  index(b, loc, product(srcType.getShape().drop_front(d + 1)))));
+      Value linear = linearIndex(b, loc, srcType.getShape(), from);
       Value inside = insideBuffer(b, loc, src, from);
       Value offset = arith::MulIOp::create(b, loc, linear,
                                            index(b, loc, srcType.getElementTypeBitWidth() / 8));
@@ -1000,6 +992,16 @@ private:
     return d;
   }
 
+  /// The row-major position of `indices` in a tile of `shape`.
+  Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange indices) {
+    Value linear = index(b, loc, 0);
+    for (auto [d, i] : llvm::enumerate(indices))
+      linear = arith::AddIOp::create(
+          b, loc, linear,
+          arith::MulIOp::create(b, loc, i, index(b, loc, product(shape.drop_front(d + 1)))));
+    return linear;
+  }
+
   /// The 32-bit shared-memory address of buffer[indices] (the last two
   /// indices swizzled where the tile is).
   Value sharedAddress(Location loc, Value buffer, ValueRange indices) {
@@ -1009,12 +1011,7 @@ private:
     SmallVector<Value> at(indices);
     if (swizzled.count(buffer))
       at.back() = swizzleColumn(b, loc, at[at.size() - 2], at.back());
-    Value linear = index(b, loc, 0);
-    for (auto [d, i] : llvm::enumerate(at))
-      linear = arith::AddIOp::create(
-          b, loc, linear,
-          arith::MulIOp::create(b, loc, i,
-                                index(b, loc, product(type.getShape().drop_front(d + 1)))));
+    Value linear = linearIndex(b, loc, type.getShape(), at);
     Value bytes = arith::MulIOp::create(b, loc, linear,
                                         index(b, loc, type.getElementTypeBitWidth() / 8));
     return arith::IndexCastOp::create(b, loc, b.getI32Type(),

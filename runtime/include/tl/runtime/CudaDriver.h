@@ -28,6 +28,8 @@ public:
   /// The driver with a current context on device 0, or nullptr (and `why`)
   /// when there is no driver or no device.
   static CudaDriver *get(std::string *why = nullptr);
+  /// The same, or CudaError("no GPU: <why>").
+  static CudaDriver &require();
 
   /// "sm_90a" for compute capability 9.0, "sm_80" for 8.0, ...
   std::string arch() const;

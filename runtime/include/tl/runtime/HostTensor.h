@@ -40,5 +40,7 @@ private:
 
 /// "[8, 256, 32, 64]"
 std::string formatShape(const std::vector<std::int64_t> &shape);
+/// The number of elements of a row-major tensor of `shape`.
+std::int64_t elementCount(const std::vector<std::int64_t> &shape);
 
 } // namespace tl::runtime
