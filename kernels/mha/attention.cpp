@@ -19,28 +19,37 @@ std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
 }
 } // namespace
 
-AttentionConfig tunedConfig(int /*dim*/, bool /*causal*/) {
+AttentionConfig tunedConfig(int dim, bool causal) {
   // Chosen by measurement on the H200 (tl-bench-gpu --fwd/--bwd M,N,THREADS,STAGES;
-  // 2026-11-30; TFLOP/s at S = 1024 / 4096, non-causal and causal; the
-  // other kernel at its tuned value; results/2026-11-30-h200-mha.md):
-  //   forward  D=64:  64x64/128 s1 187/145, 204/176; s0 86/74, 101/91; s2 186/143, 205/172;
-  //                   64x32/128 s1 179/141, 192/165; 128x32/128 s1 192/129, 210/170;
-  //                   128x64/256 s1 141/109, 163/147; 128x64/128 s1 81/68, 84/78.
-  //            D=128: 64x64/128 s1 196/158, 221/196; s2 198/158, 224/195;
-  //                   64x32/128 s2 203/153, 224/184; 128x64/256 s1 187/142, 221/189;
-  //                   128x32/128 37/29 (its fragments no longer fit in registers).
-  //   backward D=64:  64x16/128 s1 130/92, 168/144; s2 105/88, 133/136; s3 126/90, 166/143;
-  //                   64x32/128 s1 111/85, 144/132; s0 83/61, 80/82;
-  //                   128x16/256 s1 89/70, 111/106; 64x64/128 s1 43/38, 46/46.
-  //            D=128: 64x16/128 s1 125/96, 163/156; s2 123/90, 166/147; s3 126/92, 168/149;
-  //                   64x32/128 s1 42/37, 46/45 (spills); 128x16/256 s1 119/86, 159/140.
-  // So: 4 warps so that the gemms run on tensor cores (mma.sync), one stage
-  // of cp.async loads ahead, forward blocks 64x64 and backward 64x16 (the
-  // backward's dK/dV fragments leave few registers: narrower key blocks win).
-  // Neither the head dim nor causality changed the winner.
+  // 2026-11-30, third session, after swizzled ldmatrix addressing took the
+  // address registers out of the loops; TFLOP/s at S = 1024 / 4096,
+  // non-causal and causal; results/raw/2026-11-30-h200-session3-sweep.jsonl):
+  //   forward  D=64:  64x64/128 s1 262/192, 289/238; 128x64/128 s1 266/174, 312/246;
+  //                   128x64/128 s2 263/169, 308/238; 128x32/128 s1 256/157, 289/216.
+  //            D=128: 128x32/128 s1 277/199, 331/270; s2 276/194, 327/258;
+  //                   64x64/128 s1 211/167, 240/213; 128x64/128 s1 271/173, 295/227
+  //                   (it spills a little).
+  //   backward D=64:  64x64/128 s1 186/135, 239/209; 64x16/128 s1 149/115, 176/161;
+  //                   64x32/128 s1 132/107, 156/151; 128x64/256 s1 178/125, 221/196;
+  //                   128x64/256 s2 180/127, 231/201.
+  //            D=128: 64x16/128 s1 155/118, 206/172; 64x32/128 s1 159/124, 200/193
+  //                   (spills 8 bytes); 128x32/256 s1 143/106, 177/163;
+  //                   128x16/256 s1 144/108, 180/163; 64x64 no longer fits (Row).
+  // So: 4 warps, one stage of cp.async loads ahead. The forward takes 128
+  // query rows (two m16 tiles per warp halve the ldmatrix per mma) except
+  // where a causal D=64 launch is short enough that 64-row blocks balance
+  // better; the backward takes as many queries per key block as its dK/dV
+  // accumulators leave registers for.
   AttentionConfig c;
-  c.fwdBlockM = 64, c.fwdBlockN = 64, c.fwdThreads = 128, c.fwdStages = 1;
-  c.bwdBlockM = 64, c.bwdBlockN = 16, c.bwdThreads = 128, c.bwdStages = 1;
+  c.fwdThreads = 128, c.fwdStages = 1;
+  if (dim <= 64) {
+    c.fwdBlockM = causal ? 64 : 128, c.fwdBlockN = 64;
+    c.bwdBlockM = 64, c.bwdBlockN = 64;
+  } else {
+    c.fwdBlockM = 128, c.fwdBlockN = 32;
+    c.bwdBlockM = 64, c.bwdBlockN = 16;
+  }
+  c.bwdThreads = 128, c.bwdStages = 1;
   return c;
 }
 

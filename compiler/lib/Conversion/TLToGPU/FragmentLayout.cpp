@@ -10,7 +10,12 @@ namespace {
 
 /// Registers a thread may spend on Mma fragments before the kernel is better
 /// off with Row fragments in local memory (no spills either way).
-constexpr int64_t kRegisterBudget = 232;
+constexpr int64_t kRegisterBudget = 255;
+
+/// Bits of one element of a fragment (memref) value.
+int64_t elementBits(Value fragment) {
+  return cast<MemRefType>(fragment.getType()).getElementTypeBitWidth();
+}
 
 /// Warp grid for an MxN accumulator (TileLang's policies): FullRow gives
 /// each warp whole rows, FullCol whole columns, Square the most balanced.
@@ -236,8 +241,8 @@ FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
       if (!inference.layouts.count(fragment) && !standsApart(fragment, inference.fragments))
         ok = inference.fail("a fragment takes no Mma layout: " +
                             std::to_string(Inference::shape(fragment).size()) + "-D fragment");
-    for (auto &[fragment, layout] : inference.layouts)
-      registers += layout.count();
+    for (auto &[fragment, layout] : inference.layouts) // 16-bit elements go in pairs
+      registers += (layout.count() * elementBits(fragment) + 31) / 32;
     if (ok && registers > kRegisterBudget)
       ok = inference.fail("Mma fragments need " + std::to_string(registers) +
                           " registers per thread");

@@ -99,23 +99,17 @@ public:
     });
     func->setAttr("tl.fragment_layout", rewriter.getStringAttr(mma ? "mma" : "row: " + why));
     // Shared tiles to swizzle: the ones annotated so and, in an Mma kernel, the
-    // gemm operands; unless the fragments leave no registers for the address
-    // math (the annotation is a hint: the layout stays correct either way).
-    int64_t fragmentRegisters = 0;
-    for (auto &[fragment, layout] : layouts_)
-      if (layout.kind != FragmentLayout::Kind::Row)
-        fragmentRegisters += layout.count();
-    bool registersToSpare = !mma || fragmentRegisters <= kSwizzleRegisterBudget;
-    if (registersToSpare)
-      func.walk([&](Operation *op) {
-        if (auto annotate = dyn_cast<AnnotateLayoutOp>(op);
-            annotate && isa<SwizzleLayoutAttr>(annotate.getLayout()))
-          swizzleRequests.insert(annotate.getBuffer());
-        if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma) {
-          swizzleRequests.insert(gemm.getA());
-          swizzleRequests.insert(gemm.getB());
-        }
-      });
+    // gemm operands (ldmatrix then reads 8 rows from 8 bank groups; the
+    // address math costs a lane address per operand, see ldmatrixAddress).
+    func.walk([&](Operation *op) {
+      if (auto annotate = dyn_cast<AnnotateLayoutOp>(op);
+          annotate && isa<SwizzleLayoutAttr>(annotate.getLayout()))
+        swizzleRequests.insert(annotate.getBuffer());
+      if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma) {
+        swizzleRequests.insert(gemm.getA());
+        swizzleRequests.insert(gemm.getB());
+      }
+    });
     if (mma) {
       Value warp = arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, 32));
       lane = arith::RemUIOp::create(rewriter, loc, tid, index(rewriter, loc, 32));
@@ -720,10 +714,19 @@ private:
     Location loc = op.getLoc();
     Value buffer = op.getBuffer(), value = op.getValue();
     if (isFragment(buffer)) {
-      auto type = cast<MemRefType>(fragments.lookup(buffer).storage.getType());
-      buildLoops(rewriter, loc, type.getShape(), [&](OpBuilder &b, Location loc, ValueRange ivs) {
-        memref::StoreOp::create(b, loc, value, fragments.lookup(buffer).storage, ivs);
-      });
+      const Fragment &fragment = fragments.find(buffer)->second;
+      auto type = cast<MemRefType>(fragment.storage.getType());
+      if (fragment.layout.kind == FragmentLayout::Kind::Row) {
+        buildLoops(rewriter, loc, type.getShape(), [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          memref::StoreOp::create(b, loc, value, fragment.storage, ivs);
+        });
+      } else {
+        // One store per slot: constant indices keep Mma storage in registers
+        // (a loop LLVM only partly unrolls would leave it in local memory).
+        for (int64_t slot = 0; slot < type.getNumElements(); ++slot)
+          memref::StoreOp::create(rewriter, loc, value, fragment.storage,
+                                  ValueRange{index(rewriter, loc, slot)});
+      }
     } else if (isShared(buffer)) {
       barrier(loc);
       forSpread(loc, cast<MemRefType>(buffer.getType()).getShape(),
@@ -1041,6 +1044,60 @@ private:
     return regs;
   }
 
+  /// The shared address of ldmatrix row (row + rowStep, col + colStep) of
+  /// `buffer`, where row and col are this lane's (runtime) coordinates and
+  /// the steps compile-time ones. In a swizzled tile the swizzle commutes with
+  /// steps of 8 rows and of 16-element column pairs when the lane's column is
+  /// its 8-element half (0 or 8) plus a warp offset that is a multiple of
+  /// `warpStride` (0: none), a power of two above every step: the step's bits
+  /// are then disjoint from the lane's, and
+  ///   address = (laneAddress ^ (step's bytes within the 128-byte line)) + constant.
+  /// Every ldmatrix of an operand then shares a few lane addresses, instead of
+  /// a register per (step, tile) that lives through the loop. (The tile and
+  /// every row start 128-byte aligned, so the XOR only touches chunk bits.)
+  Value ldmatrixAddress(Location loc, Value buffer, Value row, Value col, int64_t rowStep,
+                        int64_t colStep, int64_t warpStride) {
+    auto &b = rewriter;
+    bool disjoint = warpStride == 0 || (llvm::isPowerOf2_64(warpStride) && colStep < warpStride);
+    if (!swizzled.count(buffer) || !disjoint || rowStep % 8 || colStep % 16)
+      return sharedAddress(loc, buffer, add(loc, row, rowStep), add(loc, col, colStep));
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+    int64_t lineElements = 128 / elementBytes; // the swizzle's reach
+    int64_t low = (colStep % lineElements) * elementBytes;
+    auto laneAddress = [&](int64_t bits) -> Value {
+      auto key = std::make_tuple(buffer, row, col, bits);
+      if (Value known = laneAddresses.lookup(key))
+        return known;
+      // An opaque xor: LLVM would otherwise fold each step's constant into
+      // its own loop-invariant register (one per ldmatrix, live throughout).
+      Value address =
+          bits == 0 ? sharedAddress(loc, buffer, row, col)
+                    : LLVM::InlineAsmOp::create(
+                          b, loc, b.getI32Type(), ValueRange{laneAddresses.lookup(
+                                                      std::make_tuple(buffer, row, col, 0))},
+                          "xor.b32 $0, $1, " + std::to_string(bits) + ";", "=r,r",
+                          /*has_side_effects=*/false, /*is_align_stack=*/false,
+                          LLVM::TailCallKind::None,
+                          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+                          /*operand_attrs=*/ArrayAttr())
+                          .getResult(0);
+      laneAddresses[key] = address;
+      return address;
+    };
+    laneAddress(0);
+    Value address = laneAddress(low);
+    int64_t offset = rowStep * type.getDimSize(1) * elementBytes +
+                     (colStep - colStep % lineElements) * elementBytes;
+    if (!offset)
+      return address;
+    return arith::AddIOp::create(
+        b, loc, address,
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(static_cast<int32_t>(offset))));
+  }
+  /// The gemm being lowered's lane addresses, per (tile, row, column, xor).
+  llvm::DenseMap<std::tuple<Value, Value, Value, int64_t>, Value> laneAddresses;
+
   /// ldmatrix can feed mma from this shared operand: 16-bit rows whose length
   /// keeps every 8-element row segment 16-byte aligned.
   bool ldmatrixReady(Value buffer) {
@@ -1054,6 +1111,7 @@ private:
   /// accumulator layout is mma's A layout) and one mma.sync per 16x8 tile.
   LogicalResult lowerGemmMma(GemmOp op) {
     Location loc = op.getLoc();
+    laneAddresses.clear();
     Value a = op.getA(), bBuf = op.getB(), c = op.getC();
     bool ta = op.getTransposeA(), tb = op.getTransposeB();
     const FragmentLayout &cl = fragments.find(c)->second.layout;
@@ -1080,13 +1138,14 @@ private:
     Value kBlock = times8(arith::DivUIOp::create(rewriter, loc, matrix, index(rewriter, loc, 2)));
     Value kBlock2 = mBlock; // B: k block (i%2)*8
     Value nBlock = kBlock;  // B: n block (i/2)*8
-    // Transposed A (stored [K][M]): row k0 + (i/2)*8 + l%8, column m0 + (i%2)*8.
-    auto kkT = [&](int64_t kt) {
-      return arith::AddIOp::create(rewriter, loc, add(loc, eighthRow, kt * 16), kBlock).getResult();
-    };
-    auto mT = [&](int64_t tm) {
-      return arith::AddIOp::create(rewriter, loc, add(loc, rowWarp, tm * 16), mBlock).getResult();
-    };
+    // This lane's ldmatrix row and column, before the K step and tile:
+    // A [M][K] at (mRow, kBlock), transposed A [K][M] at (kRow, mCol),
+    // B^T [N][K] at (nRow, kBlock2), B [K][N] at (kRow2, nCol).
+    auto sum = [&](Value x, Value y) { return arith::AddIOp::create(rewriter, loc, x, y).getResult(); };
+    Value mRow = sum(sum(rowWarp, eighthRow), mBlock);
+    Value kRow = sum(eighthRow, kBlock), mCol = sum(rowWarp, mBlock);
+    Value nRow = sum(sum(colWarp, eighthRow), nBlock);
+    Value kRow2 = sum(eighthRow, kBlock2), nCol = sum(colWarp, nBlock);
     if (op.getClearAccum())
       for (int64_t l = 0; l < cl.count(); ++l)
         memref::StoreOp::create(rewriter, loc, zeroOf(rewriter, loc, rewriter.getF32Type()),
@@ -1118,11 +1177,13 @@ private:
         if (ldmatrixReady(a)) {
           // Lane l names row l%8 of 8x8 matrix l/8: (m, k) blocks (0,0),
           // (8,0), (0,8), (8,8) of the 16x16 A tile.
-          Value m = add(loc, arith::AddIOp::create(rewriter, loc, rowWarp, eighthRow), tm * 16);
-          m = arith::AddIOp::create(rewriter, loc, m, mBlock);
-          Value kk = add(loc, kBlock, kt * 16);
-          aRegs.push_back(ta ? ldmatrix(loc, sharedAddress(loc, a, kkT(kt), mT(tm)), true)
-                             : ldmatrix(loc, sharedAddress(loc, a, m, kk), false));
+          // Transposed (stored [K][M]): row k0 + (i/2)*8 + l%8, column
+          // m0 + (i%2)*8; the column has a warp offset unless warpsM == 1.
+          Value address =
+              ta ? ldmatrixAddress(loc, a, kRow, mCol, kt * 16, tm * 16,
+                                   cl.warpsM == 1 ? 0 : cl.rows / cl.warpsM)
+                 : ldmatrixAddress(loc, a, mRow, kBlock, tm * 16, kt * 16, 0);
+          aRegs.push_back(ldmatrix(loc, address, ta));
           continue;
         }
         Value r0 = add(loc, rowBase, tm * 16), r8 = add(loc, rowBase, tm * 16 + 8);
@@ -1139,14 +1200,11 @@ private:
             // Matrix i: k block (i%2)*8, n block (i/2)*8 (wrapping for an odd
             // last tile, whose second half is then unused).
             int64_t nTile = tn + 1 < cl.tilesN() ? tn : tn - 1;
-            Value n = arith::AddIOp::create(rewriter, loc, colWarp,
-                                            add(loc, arith::AddIOp::create(rewriter, loc, eighthRow, nBlock), nTile * 8));
-            Value kk = arith::AddIOp::create(rewriter, loc, add(loc, kBlock2, kt * 16),
-                                             index(rewriter, loc, 0));
-            Value krow = arith::AddIOp::create(rewriter, loc, add(loc, eighthRow, kt * 16), kBlock2);
-            Value ncol = arith::AddIOp::create(rewriter, loc, colWarp, add(loc, nBlock, nTile * 8));
-            bPair = tb ? ldmatrix(loc, sharedAddress(loc, bBuf, n, kk), false)
-                       : ldmatrix(loc, sharedAddress(loc, bBuf, krow, ncol), true);
+            bPair = tb ? ldmatrix(loc, ldmatrixAddress(loc, bBuf, nRow, kBlock2, nTile * 8,
+                                                       kt * 16, 0), false)
+                       : ldmatrix(loc, ldmatrixAddress(loc, bBuf, kRow2, nCol, kt * 16, nTile * 8,
+                                                       cl.warpsN == 1 ? 0 : cl.cols / cl.warpsN),
+                                  true);
             if (nTile != tn) // odd last tile: its registers are the second pair
               bPair = {bPair[2], bPair[3], bPair[2], bPair[3]};
           }
@@ -1485,9 +1543,6 @@ private:
   llvm::DenseMap<Value, Rotating> rotating;
   llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset
   PipelinePlans pipelines;
-  /// Fragment registers per thread under which gemm tiles are swizzled
-  /// unasked (the swizzle's address math costs registers).
-  static constexpr int64_t kSwizzleRegisterBudget = 192;
   /// Steps per thread up to which forSpread unrolls.
   static constexpr int64_t kUnrolledSteps = 4;
 };

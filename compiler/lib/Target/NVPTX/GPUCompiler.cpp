@@ -29,6 +29,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
@@ -54,6 +55,12 @@ void initializeNVPTX() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // 32-bit shared, local and const pointers, as nvcc makes them: shared
+    // addresses (ldmatrix, cp.async, ld/st.shared) then take one 32-bit
+    // add each instead of 64-bit arithmetic and a mask.
+    auto &options = llvm::cl::getRegisteredOptions();
+    if (auto it = options.find("nvptx-short-ptr"); it != options.end())
+      it->second->addOccurrence(0, "nvptx-short-ptr", "true");
   });
 }
 
@@ -103,6 +110,12 @@ std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMa
     throw std::runtime_error("PTX: translating '" + name + "' to LLVM IR failed");
   llvmModule->setTargetTriple(machine.getTargetTriple());
   llvmModule->setDataLayout(machine.createDataLayout());
+  // Shared tiles are planned at 128-byte offsets of the dynamic shared
+  // memory, and the lowering's swizzled addresses rely on the base being
+  // 128-byte aligned too (ldmatrixAddress).
+  for (llvm::GlobalVariable &global : llvmModule->globals())
+    if (global.getAddressSpace() == 3 && global.getAlign().valueOrOne() < llvm::Align(128))
+      global.setAlignment(llvm::Align(128));
   if (llvm::Error err = makeOptimizingTransformer(3, 0, &machine)(llvmModule.get()))
     throw std::runtime_error("PTX: optimizing failed: " + llvm::toString(std::move(err)));
   return llvmModule;
