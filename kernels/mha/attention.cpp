@@ -32,9 +32,13 @@ AttentionConfig tunedConfig(int dim, bool causal) {
   //   backward D=64:  64x64/128 s1 186/135, 239/209; 64x16/128 s1 149/115, 176/161;
   //                   64x32/128 s1 132/107, 156/151; 128x64/256 s1 178/125, 221/196;
   //                   128x64/256 s2 180/127, 231/201.
+  //   (forward D=64 128x64/128 s1 again after 32-bit index math: 257/179, 307/257.)
   //            D=128: 64x16/128 s1 155/118, 206/172; 64x32/128 s1 159/124, 200/193
-  //                   (spills 8 bytes); 128x32/256 s1 143/106, 177/163;
+  //                   (spilling 8 bytes); 128x32/256 s1 143/106, 177/163;
   //                   128x16/256 s1 144/108, 180/163; 64x64 no longer fits (Row).
+  //                   After 32-bit index math, 64x32/128 s1 no longer spills
+  //                   without the causal mask: 169/127, 212/192 (causal spills
+  //                   4 bytes, so causal stays 64x16); 128x32/256 s1 146/111, 180/166.
   // So: 4 warps, one stage of cp.async loads ahead. The forward takes 128
   // query rows (two m16 tiles per warp halve the ldmatrix per mma) except
   // where a causal D=64 launch is short enough that 64-row blocks balance
@@ -47,7 +51,7 @@ AttentionConfig tunedConfig(int dim, bool causal) {
     c.bwdBlockM = 64, c.bwdBlockN = 64;
   } else {
     c.fwdBlockM = 128, c.fwdBlockN = 32;
-    c.bwdBlockM = 64, c.bwdBlockN = 16;
+    c.bwdBlockM = 64, c.bwdBlockN = causal ? 16 : 32;
   }
   c.bwdThreads = 128, c.bwdStages = 1;
   return c;

@@ -17,6 +17,11 @@
 // CHECK: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16"
 // CHECK: llvm.inline_asm asm_dialect = att "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// B's rows are 128 bytes: swizzled, and the ldmatrix of later n-tile pairs
+// reach it by xor-ing one lane address (ldmatrixAddress).
+// CHECK: llvm.inline_asm asm_dialect = att "xor.b32 $0, $1, 32;", "=r,r" %[[LANE:[0-9]+]]
+// CHECK: llvm.inline_asm asm_dialect = att "xor.b32 $0, $1, 64;", "=r,r" %[[LANE]]
+// CHECK: llvm.inline_asm asm_dialect = att "xor.b32 $0, $1, 96;", "=r,r" %[[LANE]]
 // CHECK: gpu.shuffle xor
 // CHECK: gpu.return
 func.func @mma(%A: memref<128x32xf16>, %B: memref<32x64xf16>,

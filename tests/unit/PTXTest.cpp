@@ -61,6 +61,11 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
                                 std::regex("(\\d+) bytes spill stores, (\\d+) bytes spill loads")));
       CHECK(spills[1] == "0");
       CHECK(spills[2] == "0");
+      if (binary.fragmentLayout == "mma") { // Mma fragments live in registers, not local memory
+        std::smatch frame;
+        REQUIRE(std::regex_search(output, frame, std::regex("(\\d+) bytes stack frame")));
+        CHECK(frame[1] == "0");
+      }
       std::smatch registers;
       if (std::regex_search(output, registers, std::regex("Used (\\d+) registers")))
         std::printf("ptxas %-7s %-22s %3s registers, spills %s/%s bytes\n", arch,

@@ -8,8 +8,11 @@ using namespace mlir;
 namespace tl::gpu_lowering {
 namespace {
 
-/// Registers a thread may spend on Mma fragments before the kernel is better
-/// off with Row fragments in local memory (no spills either way).
+/// Registers a thread may spend on Mma fragments (16-bit elements counted in
+/// pairs): the hardware's 255. Beyond it they cannot stay in registers and the
+/// kernel is better off with Row fragments in local memory. What ptxas needs
+/// on top (addresses, temporaries) is not counted: not every fragment lives
+/// through the whole kernel, and the PTX test checks shipped kernels for spills.
 constexpr int64_t kRegisterBudget = 255;
 
 /// Bits of one element of a fragment (memref) value.
