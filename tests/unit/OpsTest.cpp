@@ -135,6 +135,14 @@ TEST_CASE("gemm: shapes the GPU runs on tensor cores (mma.sync)", "[ops]") {
       checkGemm(64, 64, 32, ta, tb, /*clearAccum=*/false, /*aInFragment=*/false);
   checkGemm(64, 64, 64, false, true, false, false, GemmWarpPolicy::Square);
   checkGemm(64, 32, 32, false, false, true, false, GemmWarpPolicy::FullCol);
+  // An odd number of n8 tiles per warp (FullCol: 1 and 3): the last tile's
+  // ldmatrix.x4 has no neighbour and must not address outside B, which the
+  // second case places first in shared memory (A comes from a fragment).
+  for (bool tb : {false, true}) {
+    checkGemm(64, 32, 32, false, tb, true, false, GemmWarpPolicy::FullCol);
+    checkGemm(64, 32, 32, false, tb, false, /*aInFragment=*/true, GemmWarpPolicy::FullCol);
+    checkGemm(64, 96, 32, false, tb, false, false, GemmWarpPolicy::FullCol);
+  }
   checkGemm(64, 64, 32, false, true, /*clearAccum=*/true, /*aInFragment=*/true);
   checkGemm(128, 64, 16, false, false, false, false, GemmWarpPolicy::FullRow, 256);
 }

@@ -1049,7 +1049,7 @@ private:
   /// the steps compile-time ones. In a swizzled tile the swizzle commutes with
   /// steps of 8 rows and of 16-element column pairs when the lane's column is
   /// its 8-element half (0 or 8) plus a warp offset that is a multiple of
-  /// `warpStride` (0: none), a power of two above every step: the step's bits
+  /// `warpStride` (0: none), a power of two, at least 16 and above every step: the step's bits
   /// are then disjoint from the lane's, and
   ///   address = (laneAddress ^ (step's bytes within the 128-byte line)) + constant.
   /// Every ldmatrix of an operand then shares a few lane addresses, instead of
@@ -1058,7 +1058,8 @@ private:
   Value ldmatrixAddress(Location loc, Value buffer, Value row, Value col, int64_t rowStep,
                         int64_t colStep, int64_t warpStride) {
     auto &b = rewriter;
-    bool disjoint = warpStride == 0 || (llvm::isPowerOf2_64(warpStride) && colStep < warpStride);
+    bool disjoint = warpStride == 0 || (llvm::isPowerOf2_64(warpStride) && warpStride >= 16 &&
+                                        colStep < warpStride);
     if (!swizzled.count(buffer) || !disjoint || rowStep % 8 || colStep % 16)
       return sharedAddress(loc, buffer, add(loc, row, rowStep), add(loc, col, colStep));
     auto type = cast<MemRefType>(buffer.getType());
@@ -1197,16 +1198,17 @@ private:
         SmallVector<Value> bRegs;
         if (ldmatrixReady(bBuf)) {
           if (tn % 2 == 0) {
-            // Matrix i: k block (i%2)*8, n block (i/2)*8 (wrapping for an odd
-            // last tile, whose second half is then unused).
-            int64_t nTile = tn + 1 < cl.tilesN() ? tn : tn - 1;
-            bPair = tb ? ldmatrix(loc, ldmatrixAddress(loc, bBuf, nRow, kBlock2, nTile * 8,
-                                                       kt * 16, 0), false)
-                       : ldmatrix(loc, ldmatrixAddress(loc, bBuf, kRow2, nCol, kt * 16, nTile * 8,
+            // Matrix i: k block (i%2)*8, n block (i/2)*8. An odd last tile
+            // has no neighbour: matrices 2 and 3 then repeat 0 and 1 (every
+            // address stays inside the tile; the repeat goes unused).
+            bool alone = tn + 1 == cl.tilesN();
+            Value n = alone ? sum(colWarp, eighthRow) : nRow;
+            Value nc = alone ? colWarp : nCol;
+            bPair = tb ? ldmatrix(loc, ldmatrixAddress(loc, bBuf, n, kBlock2, tn * 8, kt * 16, 0),
+                                  false)
+                       : ldmatrix(loc, ldmatrixAddress(loc, bBuf, kRow2, nc, kt * 16, tn * 8,
                                                        cl.warpsN == 1 ? 0 : cl.cols / cl.warpsN),
                                   true);
-            if (nTile != tn) // odd last tile: its registers are the second pair
-              bPair = {bPair[2], bPair[3], bPair[2], bPair[3]};
           }
           bRegs = tn % 2 == 0 ? SmallVector<Value>{bPair[0], bPair[1]}
                               : SmallVector<Value>{bPair[2], bPair[3]};
