@@ -984,15 +984,23 @@ private:
     std::string text = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
                        (bf16 ? "bf16.bf16" : "f16.f16") +
                        ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    auto call = LLVM::InlineAsmOp::create(
-        rw, loc, resultType, operands, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-        /*has_side_effects=*/false, /*is_align_stack=*/false, LLVM::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(rw.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
+    Value result = inlineAsm(loc, resultType, operands, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f");
     SmallVector<Value> d;
     for (int64_t i = 0; i < 4; ++i)
-      d.push_back(LLVM::ExtractValueOp::create(rw, loc, call.getResult(0), i));
+      d.push_back(LLVM::ExtractValueOp::create(rw, loc, result, i));
     return d;
+  }
+
+  /// Inline PTX without side effects (LLVM may move, merge or drop it, but
+  /// cannot see through it).
+  Value inlineAsm(Location loc, Type resultType, ValueRange operands, const std::string &text,
+                  StringRef constraints) {
+    return LLVM::InlineAsmOp::create(
+               rewriter, loc, resultType, operands, text, constraints,
+               /*has_side_effects=*/false, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
+               /*operand_attrs=*/ArrayAttr())
+        .getResult(0);
   }
 
   /// The row-major position of `indices` in a tile of `shape`.
@@ -1066,28 +1074,20 @@ private:
     int64_t elementBytes = type.getElementTypeBitWidth() / 8;
     int64_t lineElements = 128 / elementBytes; // the swizzle's reach
     int64_t low = (colStep % lineElements) * elementBytes;
-    auto laneAddress = [&](int64_t bits) -> Value {
+    // Cached per gemm: every step that shares the xor shares its register.
+    auto cached = [&](int64_t bits, function_ref<Value()> make) {
       auto key = std::make_tuple(buffer, row, col, bits);
       if (Value known = laneAddresses.lookup(key))
         return known;
-      // An opaque xor: LLVM would otherwise fold each step's constant into
-      // its own loop-invariant register (one per ldmatrix, live throughout).
-      Value address =
-          bits == 0 ? sharedAddress(loc, buffer, row, col)
-                    : LLVM::InlineAsmOp::create(
-                          b, loc, b.getI32Type(), ValueRange{laneAddresses.lookup(
-                                                      std::make_tuple(buffer, row, col, 0))},
-                          "xor.b32 $0, $1, " + std::to_string(bits) + ";", "=r,r",
-                          /*has_side_effects=*/false, /*is_align_stack=*/false,
-                          LLVM::TailCallKind::None,
-                          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-                          /*operand_attrs=*/ArrayAttr())
-                          .getResult(0);
-      laneAddresses[key] = address;
-      return address;
+      return laneAddresses[key] = make();
     };
-    laneAddress(0);
-    Value address = laneAddress(low);
+    Value lane = cached(0, [&] { return sharedAddress(loc, buffer, row, col); });
+    // An opaque xor: LLVM would otherwise fold each step's constant into its
+    // own loop-invariant register (one per ldmatrix, live throughout).
+    Value address = low == 0 ? lane : cached(low, [&] {
+      return inlineAsm(loc, b.getI32Type(), lane, "xor.b32 $0, $1, " + std::to_string(low) + ";",
+                       "=r,r");
+    });
     int64_t offset = rowStep * type.getDimSize(1) * elementBytes +
                      (colStep - colStep % lineElements) * elementBytes;
     if (!offset)
