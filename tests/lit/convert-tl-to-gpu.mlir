@@ -70,9 +70,11 @@ func.func @rows(%A: memref<24x16xf16>, %C: memref<24x24xf32> {tl.output}) {
 // Pipelined with 2 stages: the A and B tiles of iteration k are issued as
 // cp.async groups at the top of iteration k - 2 (two iterations in a
 // prologue) into 3 rotating copies each (3 * (4096 + 4096) bytes of shared
-// memory). Where each copy stood, the thread waits until only the groups
-// issued after it are pending (A: B's plus 2 * 2 later ones = 5; B: 4) and a
-// barrier publishes the tile. The 1-D bias copy moves in 8-byte pieces (f32
+// memory). Where a copy stood, the thread waits until only the groups issued
+// after it are pending (bias: the 2 * 3 of the next two iterations) and a
+// barrier publishes the tile; the A and B copies, followed by the next planned
+// copy with only index math between, leave their wait to the bias copy's
+// (groups complete in order). The 1-D bias copy moves in 8-byte pieces (f32
 // pairs): its dynamic offset k * 32 + 2 is known to be even, no more; the copy
 // to a local buffer is not a global -> shared copy and stays synchronous.
 // CHECK-LABEL: gpu.func @pipelined(
@@ -88,13 +90,10 @@ func.func @rows(%A: memref<24x16xf16>, %C: memref<24x24xf32> {tl.output}) {
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 8, cache = ca
 // CHECK: nvvm.cp.async.commit.group
-// CHECK: nvvm.cp.async.wait.group 8
-// CHECK-NEXT: gpu.barrier
-// CHECK: nvvm.cp.async.wait.group 7
-// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: nvvm.cp.async.wait.group
 // CHECK: nvvm.cp.async.wait.group 6
 // CHECK-NEXT: gpu.barrier
-// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK-NOT: nvvm.cp.async
 // CHECK: mma.sync
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: gpu.return
@@ -241,6 +240,51 @@ func.func @copy_first(%A: memref<8x64xf16>, %W: memref<8x64xf16>, %C: memref<8x6
       tl.copy %a[%c0] [64] to %C[%k, %c0] [1, 64] : memref<64xf16, #tl.scope<shared>> to memref<8x64xf16>
       tl.copy %a[%c0] [64] to %W[%k, %c0] [1, 64] : memref<64xf16, #tl.scope<shared>> to memref<8x64xf16>
     }
+  }
+  return
+}
+
+// -----
+
+// No gemm, 32-row fragments, 128 threads: the Row layout splits each row over
+// 4 adjacent threads (8 columns each), so that every thread works. A thread's
+// segment of a row loads as one 16-byte vector, guarded by the tensor's end
+// (40 rows: block 1's last 24 rows read zeros); the row sums combine the 4
+// segments by xor shuffles (offsets 2, 1), and the first thread of each row
+// writes the 1-D result.
+// CHECK-LABEL: gpu.func @split_rows(
+// CHECK-SAME: tl.fragment_layout = "row: no gemm"
+// CHECK: memref.alloca() : memref<1x8xf16>
+// CHECK: memref.alloca() : memref<1x8xf32>
+// CHECK: memref.alloca() : memref<1xf32>
+// CHECK: scf.if
+// CHECK: vector.load {{.*}} : memref<40x64xf16>, vector<8xf16>
+// CHECK: gpu.shuffle xor {{.*}}, %c2_i32
+// CHECK: gpu.shuffle xor {{.*}}, %c1_i32
+// CHECK: arith.remui %{{.*}}, %c4
+// CHECK: arith.cmpi eq
+// CHECK: scf.if
+// CHECK: memref.store {{.*}} : memref<40xf32>
+// CHECK: gpu.return
+func.func @split_rows(%X: memref<40x64xf16>, %S: memref<40xf32> {tl.output}) {
+  tl.kernel grid [2] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %row = arith.muli %bx, %c32 : index
+    %x = tl.alloc_fragment : memref<32x32xf16, #tl.scope<fragment>>
+    %acc = tl.alloc_fragment : memref<32x32xf32, #tl.scope<fragment>>
+    %sum = tl.alloc_fragment : memref<32xf32, #tl.scope<fragment>>
+    tl.copy %X[%row, %c32] [32, 32] to %x[%c0, %c0] [32, 32] : memref<40x64xf16> to memref<32x32xf16, #tl.scope<fragment>>
+    tl.parallel [32, 32] {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %x[%i, %j] : memref<32x32xf16, #tl.scope<fragment>>
+      %w = arith.extf %v : f16 to f32
+      %p = arith.mulf %w, %w : f32
+      memref.store %p, %acc[%i, %j] : memref<32x32xf32, #tl.scope<fragment>>
+    }
+    tl.reduce sum %acc -> %sum {dim = 1 : i64} : memref<32x32xf32, #tl.scope<fragment>> -> memref<32xf32, #tl.scope<fragment>>
+    tl.copy %sum[%c0] [32] to %S[%row] [32] : memref<32xf32, #tl.scope<fragment>> to memref<40xf32>
   }
   return
 }

@@ -161,16 +161,20 @@ TEST_CASE("gemm: B, and a transposed A, from fragments", "[ops]") {
 
 TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[ops]") {
   struct Case { const char *name; int kind; int dim; bool clear; };
+  // 24 rows on 64 threads: one thread per row. 32 rows on 128 threads: on the
+  // GPU, 4 threads share each row (10 columns each) and shuffle row results.
+  for (auto [R, threads] : {std::pair{24, 64}, std::pair{32, 128}})
   for (Case c : {Case{"max", 0, 1, true}, Case{"min", 1, 0, true},
                  Case{"sum", 2, 1, true}, Case{"abssum", 3, 0, true},
-                 Case{"max-accumulate", 0, 1, false}, Case{"sum-accumulate", 2, 0, false}}) {
-    const int R = 24, C = 40;
+                 Case{"max-accumulate", 0, 1, false}, Case{"sum-accumulate", 2, 0, false},
+                 Case{"abssum-accumulate", 3, 1, false}}) {
+    const int C = 40;
     const int outLen = c.dim == 1 ? R : C;
     Program p("reduce");
     Buffer X = p.tensor("X", {R, C}, f32);
     Buffer Init = p.tensor("Init", {outLen}, f32);
     Buffer Y = p.output("Y", {outLen}, f32);
-    p.kernel({1}, 64, [&](Expr) {
+    p.kernel({1}, threads, [&](Expr) {
       Buffer x = alloc_fragment({R, C}, f32), y = alloc_fragment({outLen}, f32);
       copy(X, x);
       copy(Init, y);
@@ -196,7 +200,7 @@ TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[ops]") {
       }
       expected.push_back(static_cast<float>(acc));
     }
-    INFO("reduce " << c.name);
+    INFO("reduce " << c.name << ", " << R << " rows, " << threads << " threads");
     checkClose("Y", out[0].toFloat(), expected, 1e-5, 1e-5);
   }
 }

@@ -13,14 +13,116 @@ using namespace mlir;
 
 namespace tl::lowering {
 
+namespace {
+
+/// `value` as base + constant, looking through a chain of additions (the
+/// constant parts of an element's index: its step within a tile).
+std::pair<Value, int64_t> splitConstant(OpBuilder &b, Location loc, Value value) {
+  if (std::optional<int64_t> c = getConstantIntValue(value))
+    return {Value(), *c};
+  auto add = value.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return {value, 0};
+  auto [lhs, lc] = splitConstant(b, loc, add.getLhs());
+  auto [rhs, rc] = splitConstant(b, loc, add.getRhs());
+  if (lc + rc == 0)
+    return {value, 0};
+  Value base = !lhs ? rhs : !rhs ? lhs : arith::AddIOp::create(b, loc, lhs, rhs).getResult();
+  return {base, lc + rc};
+}
+
+/// How much `expr` grows when each dimension d grows by shifts[d], when that
+/// is the same whatever the dimensions (every floordiv and mod divisor divides
+/// the growth of its operand); nullopt otherwise.
+std::optional<int64_t> constantGrowth(AffineExpr expr, ArrayRef<int64_t> shifts) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return shifts[dim.getPosition()];
+  if (isa<AffineConstantExpr, AffineSymbolExpr>(expr))
+    return isa<AffineConstantExpr>(expr) ? std::optional<int64_t>(0) : std::nullopt;
+  auto binary = cast<AffineBinaryOpExpr>(expr);
+  std::optional<int64_t> lhs = constantGrowth(binary.getLHS(), shifts);
+  std::optional<int64_t> rhs = constantGrowth(binary.getRHS(), shifts);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  auto constant = dyn_cast<AffineConstantExpr>(binary.getRHS());
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return *lhs + *rhs;
+  case AffineExprKind::Mul:
+    if (auto l = dyn_cast<AffineConstantExpr>(binary.getLHS()))
+      return l.getValue() * *rhs;
+    return constant ? std::optional<int64_t>(*lhs * constant.getValue()) : std::nullopt;
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv:
+    return constant && constant.getValue() > 0 && *lhs % constant.getValue() == 0
+               ? std::optional<int64_t>(*lhs / constant.getValue())
+               : std::nullopt;
+  case AffineExprKind::Mod:
+    return constant && constant.getValue() > 0 && *lhs % constant.getValue() == 0
+               ? std::optional<int64_t>(0)
+               : std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
 ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
                           Value buffer, ValueRange indices) {
   auto it = layouts.find(buffer);
   if (it == layouts.end())
     return {buffer, SmallVector<Value>(indices)};
   IndexMapLayoutAttr layout = it->second;
+  // An element whose indices are a common base plus constants (the elements
+  // of one thread's tile) resolves as the base's physical indices plus
+  // constants where the map allows: every such element then shares the
+  // base's index math, and the constants fold into address offsets.
+  // Per index, the largest part of its constant the map lets through (a
+  // multiple of a power of two); the rest stays in the base.
+  AffineMap map = layout.getMap();
+  auto growthOf = [&](ArrayRef<int64_t> shifts) -> std::optional<SmallVector<int64_t>> {
+    SmallVector<int64_t> growth;
+    for (AffineExpr result : map.getResults()) {
+      std::optional<int64_t> g = constantGrowth(result, shifts);
+      if (!g)
+        return std::nullopt;
+      growth.push_back(*g);
+    }
+    return growth;
+  };
+  SmallVector<Value> bases;
+  SmallVector<int64_t> shifts;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    auto [base, shift] = splitConstant(b, loc, index);
+    int64_t peeled = 0;
+    for (int64_t unit = 1; base && shift && unit <= (int64_t{1} << 20); unit *= 2) {
+      SmallVector<int64_t> only(indices.size(), 0);
+      only[d] = shift - shift % unit;
+      if (only[d] && growthOf(only)) {
+        peeled = only[d];
+        break;
+      }
+    }
+    if (!peeled) {
+      bases.push_back(index), shifts.push_back(0);
+      continue;
+    }
+    Value rest = base;
+    if (shift != peeled)
+      rest = arith::AddIOp::create(b, loc, base,
+                                   arith::ConstantIndexOp::create(b, loc, shift - peeled));
+    bases.push_back(rest), shifts.push_back(peeled);
+  }
+  std::optional<SmallVector<int64_t>> growth =
+      llvm::any_of(shifts, [](int64_t s) { return s != 0; }) ? growthOf(shifts) : std::nullopt;
+  bool peel = growth.has_value();
   std::optional<SmallVector<Value, 8>> physical =
-      affine::expandAffineMap(b, loc, layout.getMap(), indices);
+      affine::expandAffineMap(b, loc, layout.getMap(), peel ? ValueRange(bases) : indices);
+  if (peel)
+    for (auto [value, g] : llvm::zip(*physical, *growth))
+      if (g)
+        value = arith::AddIOp::create(b, loc, value, arith::ConstantIndexOp::create(b, loc, g));
   auto type = cast<MemRefType>(buffer.getType());
   auto viewType = MemRefType::get(layout.getPhysicalShape(), type.getElementType());
   SmallVector<int64_t> strides(layout.getPhysicalShape().size(), 1);

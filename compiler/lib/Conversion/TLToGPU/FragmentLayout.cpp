@@ -209,6 +209,66 @@ static bool standsApart(Value fragment, const llvm::DenseSet<Value> &fragments) 
   });
 }
 
+/// Threads that share each row of a Row kernel's fragments: enough that every
+/// thread holds part of the largest fragment when its rows are fewer than the
+/// threads (a 32-row tile in a 128-thread block would otherwise leave 96
+/// threads idle and make each of the rest walk a whole row). A power of two up
+/// to a warp, dividing every 2-D fragment's columns, with the rows of each
+/// fragment a multiple of the row groups (the shuffles of a row reduction then
+/// run in every lane). 1 where the lowering relies on one thread per row:
+/// gemms, row reductions into memory or along columns, 1-D fragments written
+/// in a parallel loop or driving one (each of a row's threads would run it).
+static int64_t rowSplit(gpu::GPUFuncOp func, const llvm::DenseSet<Value> &fragments,
+                        int64_t threads) {
+  int64_t rows = 0;
+  for (Value fragment : fragments)
+    rows = std::max(rows, cast<MemRefType>(fragment.getType()).getDimSize(0));
+  if (rows == 0 || rows >= threads)
+    return 1;
+  int64_t split = 1;
+  while (split * 2 <= 32 && rows * split * 2 <= threads)
+    split *= 2;
+  for (; split > 1; split /= 2) {
+    bool fits = llvm::all_of(fragments, [&](Value fragment) {
+      auto type = cast<MemRefType>(fragment.getType());
+      return type.getRank() <= 2 && type.getDimSize(0) % (threads / split) == 0 &&
+             (type.getRank() == 1 || type.getDimSize(1) % split == 0);
+    });
+    if (fits)
+      break;
+  }
+  if (split == 1)
+    return 1;
+  auto rank = [](Value v) { return cast<MemRefType>(v.getType()).getRank(); };
+  bool safe = true;
+  func.walk([&](Operation *op) {
+    if (isa<GemmOp>(op))
+      safe = false;
+    if (auto reduce = dyn_cast<ReduceOp>(op)) // shuffled: 32-bit elements
+      safe &= !fragments.count(reduce.getSrc()) ||
+              (reduce.getDim() == 1 && fragments.count(reduce.getDst()) &&
+               elementBits(reduce.getSrc()) == 32);
+    if (auto parallel = dyn_cast<ParallelOp>(op)) {
+      bool wide = false, narrowWrite = false, any = false;
+      parallel.walk([&](Operation *inner) {
+        Value buffer;
+        bool write = false;
+        if (auto l = dyn_cast<memref::LoadOp>(inner))
+          buffer = l.getMemRef();
+        else if (auto st = dyn_cast<memref::StoreOp>(inner))
+          buffer = st.getMemRef(), write = true;
+        if (!buffer || !fragments.count(buffer))
+          return;
+        any = true;
+        wide |= rank(buffer) == 2;
+        narrowWrite |= write && rank(buffer) == 1;
+      });
+      safe &= !any || (wide && !narrowWrite && parallel.getExtents().size() == 2);
+    }
+  });
+  return safe ? split : 1;
+}
+
 FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
                                      std::string &why) {
   Inference inference;
@@ -253,9 +313,10 @@ FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
   if (!ok || inference.layouts.empty()) {
     why = inference.why.empty() ? "no gemm" : inference.why;
     FragmentLayouts rows;
+    int64_t split = rowSplit(func, inference.fragments, threads);
     for (Value fragment : inference.fragments) {
       ArrayRef<int64_t> s = Inference::shape(fragment);
-      rows[fragment] = {FragmentLayout::Kind::Row, s[0], s.size() > 1 ? s[1] : 0, 1, 1};
+      rows[fragment] = {FragmentLayout::Kind::Row, s[0], s.size() > 1 ? s[1] : 0, 1, 1, split};
     }
     return rows;
   }

@@ -3,6 +3,10 @@
 // A fragment is a tile spread over the registers of a block's threads. Two
 // layouts exist:
 //   Row: thread t holds rows t, t+T, ... (any program; a per-thread array).
+//        With a split s > 1 (kernels without gemms, see rowSplit), s
+//        consecutive threads share each row: thread t holds rows t/s,
+//        t/s + T/s, ..., columns (t%s)*C/s .. +C/s of each; a 1-D fragment's
+//        elements are held by all s threads of their row.
 //   Mma: the m16n8 accumulator layout of mma.sync, warps tiled over the
 //        fragment by the gemm's warp policy; lane l of a 16x8 tile holds
 //        rows l/4 and l/4+8, columns 2(l%4) and 2(l%4)+1.
@@ -30,6 +34,11 @@ struct FragmentLayout {
   Kind kind = Kind::Row;
   int64_t rows = 0, cols = 0;        // the fragment's shape (cols: Mma only)
   int64_t warpsM = 1, warpsN = 1;    // warp grid over the (parent) Mma tile
+  int64_t split = 1;                 // Row: threads sharing each row
+
+  /// Row: threads holding different rows (T / split), and columns per thread.
+  int64_t rowGroups(int64_t threads) const { return threads / split; }
+  int64_t colsPerThread() const { return cols / split; }
 
   int64_t tilesM() const { return rows / warpsM / 16; }
   int64_t tilesN() const { return cols / warpsN / 8; }
@@ -41,7 +50,7 @@ struct FragmentLayout {
   int64_t rowSlot(int64_t l) const { return (l / 4 / tilesN()) * 2 + (l % 4) / 2; }
   bool operator==(const FragmentLayout &o) const {
     return kind == o.kind && rows == o.rows && cols == o.cols &&
-           warpsM == o.warpsM && warpsN == o.warpsN;
+           warpsM == o.warpsM && warpsN == o.warpsN && split == o.split;
   }
   /// The layout of a row vector of this Mma layout (any Mma fragment with the
   /// same rows and warps has the same one).

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <limits>
 
@@ -293,20 +294,24 @@ private:
   // Loops
   //===--------------------------------------------------------------------===//
 
-  /// for r in [0, ceil(rows/T)): row = tid + r*T; if row < rows: body(r, row)
+  /// for r in [0, ceil(rows/G)): row = tid/split + r*G; if row < rows:
+  /// body(r, row), with G = T/split row groups.
   void forOwnedRows(Location loc, int64_t rows,
-                    function_ref<void(OpBuilder &, Location, Value, Value)> body) {
-    int64_t perThread = (rows + threads - 1) / threads;
+                    function_ref<void(OpBuilder &, Location, Value, Value)> body,
+                    int64_t split = 1) {
+    int64_t groups = threads / split;
+    int64_t perThread = (rows + groups - 1) / groups;
     auto loop = scf::ForOp::create(rewriter, loc, index(rewriter, loc, 0),
                                    index(rewriter, loc, perThread),
                                    index(rewriter, loc, 1));
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(loop.getBody()->getTerminator());
     Value r = loop.getInductionVar();
+    Value first = split == 1 ? tid : arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, split)).getResult();
     Value row = arith::AddIOp::create(
-        rewriter, loc, tid,
-        arith::MulIOp::create(rewriter, loc, r, index(rewriter, loc, threads)));
-    if (rows % threads == 0) {
+        rewriter, loc, first,
+        arith::MulIOp::create(rewriter, loc, r, index(rewriter, loc, groups)));
+    if (rows % groups == 0) {
       body(rewriter, loc, r, row);
       return;
     }
@@ -358,6 +363,8 @@ private:
     if (f.layout.kind == FragmentLayout::Kind::Row) {
       SmallVector<Value> local(indices);
       local[0] = owned.r;
+      if (Value colStart = local.size() > 1 ? rowSegmentStart(b, loc, f.layout) : Value())
+        local[1] = arith::SubIOp::create(b, loc, local[1], colStart);
       return local;
     }
     int64_t slot = owned.slot;
@@ -418,13 +425,19 @@ private:
   void forOwned(Location loc, const FragmentLayout &layout, ArrayRef<int64_t> shape,
                 function_ref<void(OpBuilder &, Location, const Owned &, ValueRange)> body) {
     if (layout.kind == FragmentLayout::Kind::Row) {
+      SmallVector<int64_t> rest(shape.drop_front());
+      if (!rest.empty())
+        rest[0] /= layout.split;
+      Value colStart = rowSegmentStart(rewriter, loc, layout);
       forOwnedRows(loc, shape[0], [&](OpBuilder &b, Location loc, Value r, Value row) {
-        buildLoops(b, loc, shape.drop_front(), [&](OpBuilder &b, Location loc, ValueRange rest) {
+        buildLoops(b, loc, rest, [&](OpBuilder &b, Location loc, ValueRange at) {
           SmallVector<Value> full = {row};
-          full.append(rest.begin(), rest.end());
+          full.append(at.begin(), at.end());
+          if (colStart)
+            full[1] = arith::AddIOp::create(b, loc, full[1], colStart);
           body(b, loc, Owned{layout, r, 0}, full);
         });
-      });
+      }, layout.split);
       return;
     }
     auto [rowBase, colBase] = mmaBases(loc, layout);
@@ -466,6 +479,16 @@ private:
     return {rowBase, colBase};
   }
 
+  /// The first column this thread holds of each row of a split Row fragment
+  /// (null when the fragment has no column split).
+  Value rowSegmentStart(OpBuilder &b, Location loc, const FragmentLayout &layout) {
+    if (layout.kind != FragmentLayout::Kind::Row || layout.split == 1 || layout.cols == 0)
+      return Value();
+    return arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, tid, index(b, loc, layout.split)),
+        index(b, loc, layout.colsPerThread()));
+  }
+
   /// i1: this thread is the one that writes out a replicated MmaRow element.
   Value rowWriter(Location loc, const FragmentLayout &layout) {
     auto &b = rewriter;
@@ -501,9 +524,12 @@ private:
       MemRefType type = alloc.getType();
       FragmentLayout layout = layouts_.lookup(alloc.getResult());
       SmallVector<int64_t> shape(type.getShape());
-      if (layout.kind == FragmentLayout::Kind::Row)
-        shape[0] = (shape[0] + threads - 1) / threads;
-      else
+      if (layout.kind == FragmentLayout::Kind::Row) {
+        int64_t groups = layout.rowGroups(threads);
+        shape[0] = (shape[0] + groups - 1) / groups;
+        if (shape.size() > 1)
+          shape[1] /= layout.split;
+      } else
         shape = {layout.count()};
       Value storage = memref::AllocaOp::create(
           rewriter, loc, MemRefType::get(shape, type.getElementType()));
@@ -610,16 +636,35 @@ private:
       });
       // Groups committed after this copy's group of iteration k: the later
       // copies of iteration k and every group of the next `stages` iterations.
-      rewriter.setInsertionPoint(copy);
-      NVVM::CpAsyncWaitGroupOp::create(rewriter, copy.getLoc(),
-                                       static_cast<int32_t>(groups - 1 - j + groups * stages));
-      barrier(copy.getLoc());
+      // A copy followed by the next planned one, with only pure ops (index
+      // math) between them, needs no wait of its own: groups complete in
+      // order, so the next one's wait covers it (and its barrier publishes
+      // both tiles).
+      if (!(j + 1 < plan.copies.size() && onlyPureOpsBetween(copy, plan.copies[j + 1]))) {
+        rewriter.setInsertionPoint(copy);
+        NVVM::CpAsyncWaitGroupOp::create(rewriter, copy.getLoc(),
+                                         static_cast<int32_t>(groups - 1 - j + groups * stages));
+        barrier(copy.getLoc());
+      }
       rewriter.eraseOp(copy);
     }
     rewriter.setInsertionPointAfter(loop);
     NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
     // The header is already thread-level.
     return lowerBlockFrom(loopBody, headerEnd->getNextNode());
+  }
+
+  /// `later` follows `earlier` in its block with nothing but pure ops between.
+  static bool onlyPureOpsBetween(Operation *earlier, Operation *later) {
+    if (earlier->getBlock() != later->getBlock())
+      return false;
+    for (Operation *op = earlier->getNextNode(); op; op = op->getNextNode()) {
+      if (op == later)
+        return true;
+      if (!isPure(op))
+        return false;
+    }
+    return false;
   }
 
   LogicalResult lowerBlockFrom(Block &block, Operation *first) {
@@ -744,6 +789,78 @@ private:
     return success();
   }
 
+  /// Elements per 16-byte access when a copy between a split Row fragment and
+  /// memory can move whole 16-byte pieces of each thread's row segment (see
+  /// vectorWidth); 0 otherwise.
+  int64_t rowVectorWidth(CopyOp op, Value fragment) {
+    const FragmentLayout &layout = fragments.find(fragment)->second.layout;
+    if (layout.kind != FragmentLayout::Kind::Row || layout.split == 1 || layout.cols == 0 ||
+        isFragment(op.getSrc()) == isFragment(op.getDst()))
+      return 0;
+    int64_t width = vectorWidth(op);
+    return width && layout.colsPerThread() % width == 0 ? width : 0;
+  }
+
+  /// The copy of rowVectorWidth: per owned row, the thread's segment in
+  /// `width`-element vectors (a global piece past the tensor's end reads as
+  /// zeros and is not written).
+  void copyRowVectors(CopyOp op, Value fragment, int64_t width) {
+    Location loc = op.getLoc();
+    Value src = op.getSrc(), dst = op.getDst();
+    Value memory = fragment == src ? dst : src;
+    const Fragment &f = fragments.find(fragment)->second;
+    auto vectorType = VectorType::get({width}, cast<MemRefType>(src.getType()).getElementType());
+    Value colStart = rowSegmentStart(rewriter, loc, f.layout);
+    forOwnedRows(loc, f.layout.rows, [&](OpBuilder &b, Location loc, Value r, Value row) {
+      for (int64_t v = 0; v < f.layout.colsPerThread() / width; ++v) {
+        Value col = arith::AddIOp::create(b, loc, colStart, index(b, loc, v * width));
+        bool toMemory = memory == dst;
+        SmallVector<Value> at = regionIndices(b, loc, toMemory ? op.getDstOffsets() : op.getSrcOffsets(),
+                                              toMemory ? op.getDstSizes() : op.getSrcSizes(),
+                                              ValueRange{row, col});
+        auto slot = [&](int64_t e) {
+          return SmallVector<Value>{r, index(b, loc, v * width + e)};
+        };
+        Value inside = isGlobal(memory) ? insideBuffer(b, loc, memory, at) : Value();
+        if (toMemory) {
+          SmallVector<Value> elements;
+          for (int64_t e = 0; e < width; ++e)
+            elements.push_back(memref::LoadOp::create(b, loc, f.storage, slot(e)));
+          Value vector = vector::FromElementsOp::create(b, loc, vectorType, elements);
+          auto storeTo = [&](OpBuilder &b, Location loc) {
+            vector::StoreOp::create(b, loc, vector, memory, at, false, llvm::MaybeAlign(16));
+          };
+          if (!inside) {
+            storeTo(b, loc);
+            continue;
+          }
+          scf::IfOp::create(b, loc, inside, [&](OpBuilder &b, Location loc) {
+            storeTo(b, loc);
+            scf::YieldOp::create(b, loc);
+          });
+          continue;
+        }
+        auto loadFrom = [&](OpBuilder &b, Location loc) -> Value {
+          return vector::LoadOp::create(b, loc, vectorType, memory, at, false, llvm::MaybeAlign(16));
+        };
+        Value vector =
+            inside ? scf::IfOp::create(
+                         b, loc, inside,
+                         [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, loadFrom(b, loc)); },
+                         [&](OpBuilder &b, Location loc) {
+                           scf::YieldOp::create(b, loc, arith::ConstantOp::create(
+                                                            b, loc, b.getZeroAttr(vectorType)).getResult());
+                         })
+                         .getResult(0)
+                   : loadFrom(b, loc);
+        for (int64_t e = 0; e < width; ++e)
+          memref::StoreOp::create(b, loc,
+                                  vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e}),
+                                  f.storage, slot(e));
+      }
+    }, f.layout.split);
+  }
+
   /// A fragment side of a copy must be the whole fragment.
   LogicalResult checkWholeFragment(CopyOp op, Value buffer, OperandRange offsets,
                                    ArrayRef<int64_t> sizes) {
@@ -775,15 +892,15 @@ private:
     if (bytes == 0 || 16 % bytes)
       return 0;
     int64_t width = 16 / bytes;
-    auto aligned = [&](MemRefType type, OperandRange offsets, ArrayRef<int64_t> sizes, bool global) {
+    // A piece that starts inside the tensor then ends inside it: each piece
+    // is guarded by its first element.
+    auto aligned = [&](MemRefType type, OperandRange offsets, ArrayRef<int64_t> sizes) {
       int64_t last = type.getRank() - 1;
-      std::optional<int64_t> offset = getConstantIntValue(offsets[last]);
       return sizes[last] != 1 && sizes[last] % width == 0 && type.getDimSize(last) % width == 0 &&
-             offset && *offset % width == 0 &&
-             (!global || *offset + sizes[last] <= type.getDimSize(last));
+             knownDivisor(offsets[last]) % width == 0;
     };
-    if (!aligned(srcType, op.getSrcOffsets(), op.getSrcSizes(), isGlobal(src)) ||
-        !aligned(dstType, op.getDstOffsets(), op.getDstSizes(), isGlobal(dst)))
+    if (!aligned(srcType, op.getSrcOffsets(), op.getSrcSizes()) ||
+        !aligned(dstType, op.getDstOffsets(), op.getDstSizes()))
       return 0;
     return width;
   }
@@ -808,10 +925,23 @@ private:
           return failure();
       ArrayRef<int64_t> shape = cast<MemRefType>(fragment.getType()).getShape();
       const FragmentLayout &layout = fragments.find(fragment)->second.layout;
+      if (int64_t width = rowVectorWidth(op, fragment)) {
+        copyRowVectors(op, fragment, width);
+        if (writesShared)
+          barrier(loc);
+        rewriter.eraseOp(op);
+        return success();
+      }
       // A replicated row vector is written out by one of its holders only.
-      Value writer = layout.kind == FragmentLayout::Kind::MmaRow && !isFragment(dst)
-                         ? rowWriter(loc, layout)
-                         : Value();
+      Value writer;
+      if (layout.kind == FragmentLayout::Kind::MmaRow && !isFragment(dst))
+        writer = rowWriter(loc, layout);
+      else if (layout.kind == FragmentLayout::Kind::Row && layout.split > 1 &&
+               shape.size() == 1 && !isFragment(dst))
+        writer = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(rewriter, loc, tid, index(rewriter, loc, layout.split)),
+            index(rewriter, loc, 0));
       forOwned(loc, layout, shape, [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
         SmallVector<Value> squeezed;
         for (auto [d, extent] : llvm::enumerate(shape))
@@ -1302,6 +1432,36 @@ private:
     return success();
   }
 
+  /// Row reduction of a split Row fragment into a (replicated) 1-D one: each
+  /// thread combines its segment of the row, then the row's threads (adjacent
+  /// lanes) combine by xor shuffles, so that each of them holds the result.
+  LogicalResult lowerReduceSplitRows(ReduceOp op) {
+    Location loc = op.getLoc();
+    const Fragment &src = fragments.find(op.getSrc())->second;
+    const Fragment &dst = fragments.find(op.getDst())->second;
+    Type element = cast<MemRefType>(src.storage.getType()).getElementType();
+    ReduceKind across = op.getKind() == ReduceKind::abssum ? ReduceKind::sum : op.getKind();
+    forOwnedRows(loc, src.layout.rows, [&](OpBuilder &b, Location loc, Value r, Value) {
+      Value acc = reductionIdentity(b, loc, op.getKind(), element);
+      for (int64_t c = 0; c < src.layout.colsPerThread(); ++c)
+        acc = combineReduction(
+            b, loc, op.getKind(), acc,
+            memref::LoadOp::create(b, loc, src.storage, ValueRange{r, index(b, loc, c)}));
+      for (int64_t offset = src.layout.split / 2; offset >= 1; offset /= 2) {
+        Value other = gpu::ShuffleOp::create(b, loc, acc, static_cast<int32_t>(offset), 32,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        acc = combineReduction(b, loc, across, acc, other);
+      }
+      if (!op.getClear())
+        acc = combineReduction(b, loc, across, acc,
+                               memref::LoadOp::create(b, loc, dst.storage, ValueRange{r}));
+      memref::StoreOp::create(b, loc, acc, dst.storage, ValueRange{r});
+    }, src.layout.split);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
   LogicalResult lowerReduce(ReduceOp op) {
     Location loc = op.getLoc();
     Value src = op.getSrc(), dst = op.getDst();
@@ -1312,6 +1472,8 @@ private:
       return op.emitOpError("reduces integers; the GPU lowering reduces floats only");
     if (isFragment(src) && fragments.find(src)->second.layout.kind == FragmentLayout::Kind::Mma)
       return lowerReduceMma(op);
+    if (isFragment(src) && fragments.find(src)->second.layout.split > 1)
+      return lowerReduceSplitRows(op);
     if (isFragment(src) && (dim == 0 || !isFragment(dst))) {
       // The rows to combine belong to other threads: stage the source in
       // shared memory and reduce from there.
