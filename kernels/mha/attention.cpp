@@ -39,22 +39,52 @@ AttentionConfig tunedConfig(int dim, bool causal) {
   //                   After 32-bit index math, 64x32/128 s1 no longer spills
   //                   without the causal mask: 169/127, 212/192 (causal spills
   //                   4 bytes, so causal stays 64x16); 128x32/256 s1 146/111, 180/166.
-  // So: 4 warps, one stage of cp.async loads ahead. The forward takes 128
-  // query rows (two m16 tiles per warp halve the ldmatrix per mma) except
+  // Then (fourth session) the backward with P and dS staged in shared memory
+  // (flashattn_bwd_staged, square warp tiles; --bwd-staged), same sweep,
+  // before the preprocess fix (results/raw/2026-11-30-h200-session4-sweep.jsonl):
+  //   backward D=128: staged 128x64/256 s1 193/135, 252/223 (spills 60 bytes);
+  //                   s2 199/137, 268/231; s3 197/128, 268/208;
+  //                   128x32/256 s1 119/94, 138/133; 64x32/128 s1 138/111, 167/160.
+  //            D=64:  staged 128x128/256 s1 190/127, 245/202; s2 188/112, 245/167;
+  //                   128x64/256 s1 167/121, 191/183; s2 169/126, 212/196;
+  //                   64x64/128 s1 178/133, 213/202; s2 178/133, 224/206.
+  // So: the forward runs 4 warps, one stage of cp.async loads ahead, and takes
+  // 128 query rows (two m16 tiles per warp halve the ldmatrix per mma) except
   // where a causal D=64 launch is short enough that 64-row blocks balance
-  // better; the backward takes as many queries per key block as its dK/dV
-  // accumulators leave registers for.
+  // better. The backward stages P and dS (8 warps, 128 keys a block,
+  // FlashAttention-2's arrangement) but for causal D=64, where the reference's
+  // register-resident P (4 warps, 64x64) stays ahead.
   AttentionConfig c;
   c.fwdThreads = 128, c.fwdStages = 1;
+  c.bwdThreads = 128, c.bwdStages = 1;
   if (dim <= 64) {
     c.fwdBlockM = causal ? 64 : 128, c.fwdBlockN = 64;
     c.bwdBlockM = 64, c.bwdBlockN = 64;
+    if (!causal)
+      c.bwdStaged = true, c.bwdBlockM = 128, c.bwdBlockN = 128, c.bwdThreads = 256;
   } else {
     c.fwdBlockM = 128, c.fwdBlockN = 32;
-    c.bwdBlockM = 64, c.bwdBlockN = causal ? 16 : 32;
+    c.bwdStaged = true, c.bwdBlockM = 128, c.bwdBlockN = 64, c.bwdThreads = 256;
+    c.bwdStages = 2;
   }
-  c.bwdThreads = 128, c.bwdStages = 1;
   return c;
+}
+
+dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
+                           const AttentionConfig &config) {
+  BlockSizes b = config.fwdBlockM ? BlockSizes{config.fwdBlockM, config.fwdBlockN}
+                                  : forwardBlocks(dim);
+  return flashattn_fwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
+                       config.fwdThreads, config.fwdStages);
+}
+
+dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
+                            const AttentionConfig &config) {
+  BlockSizes b = config.bwdBlockM ? BlockSizes{config.bwdBlockM, config.bwdBlockN}
+                                  : backwardBlocks(dim);
+  auto program = config.bwdStaged ? flashattn_bwd_staged : flashattn_bwd;
+  return program(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
+                 config.bwdThreads, config.bwdStages);
 }
 
 AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTensor &V,
@@ -66,18 +96,9 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
                                 runtime::formatShape(shape));
   int batch = static_cast<int>(shape[0]), seq = static_cast<int>(shape[1]);
   int heads = static_cast<int>(shape[2]), dim = static_cast<int>(shape[3]);
-  BlockSizes fb = forwardBlocks(dim), bb = backwardBlocks(dim);
-  if (config.fwdBlockM)
-    fb = {config.fwdBlockM, config.fwdBlockN};
-  if (config.bwdBlockM)
-    bb = {config.bwdBlockM, config.bwdBlockN};
-  auto fwd = compile(flashattn_fwd(batch, heads, seq, dim, causal, fb.block_M, fb.block_N,
-                                   config.fwdThreads, config.fwdStages),
-                     backend);
+  auto fwd = compile(forwardKernel(batch, heads, seq, dim, causal, config), backend);
   auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim), backend);
-  auto bwd = compile(flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N,
-                                   config.bwdThreads, config.bwdStages),
-                     backend);
+  auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config), backend);
   auto post = compile(flashattn_bwd_postprocess(batch, heads, seq, dim), backend);
 
   std::vector<HostTensor> o_lse = (*fwd)({&Q, &K, &V});

@@ -18,6 +18,7 @@ enum class Backend { cpu, gpu };
 struct AttentionConfig {
   int fwdBlockM = 0, fwdBlockN = 0, fwdThreads = 32, fwdStages = 0; // 0: the reference's blocks
   int bwdBlockM = 0, bwdBlockN = 0, bwdThreads = 32, bwdStages = 0;
+  bool bwdStaged = false; // flashattn_bwd_staged instead of the reference's flashattn_bwd
 };
 
 /// The configuration tuned on the H200 for a head dim and causality (the

@@ -4,6 +4,7 @@
 // seq_len] f32 (lse in the log2 domain, as in the reference).
 #pragma once
 
+#include "mha/attention.h"
 #include "tl/dsl.h"
 
 #include <string>
@@ -33,6 +34,14 @@ dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim,
                            bool is_causal, int block_M, int block_N,
                            int threads = 32, int num_stages = 0);
 
+/// The same backward as flashattn_bwd, with P and dS staged in shared memory
+/// so that every gemm takes square warp tiles (FlashAttention-2's
+/// arrangement): fewer shared-memory reads per mma than the reference's
+/// register-resident P, for two tile writes more per iteration.
+dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim,
+                                  bool is_causal, int block_M, int block_N,
+                                  int threads = 128, int num_stages = 1);
+
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it.
 dsl::Layout make_dq_layout();
@@ -43,6 +52,13 @@ struct BlockSizes {
 };
 BlockSizes forwardBlocks(int dim);
 BlockSizes backwardBlocks(int dim);
+
+/// The forward and backward main kernels of `config` for a problem shape
+/// (block sizes 0: the reference's for the head dim).
+dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
+                           const AttentionConfig &config);
+dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
+                            const AttentionConfig &config);
 
 /// Every kernel we ship, by file stem, at the reference test's shape: the
 /// reference's configurations (causal and not) and the tuned ones (tunedConfig,

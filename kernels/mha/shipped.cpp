@@ -20,11 +20,9 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms() {
       std::string suffix = (causal ? "_causal_tuned_d" : "_tuned_d") + std::to_string(tunedDim);
       AttentionConfig c = tunedConfig(tunedDim, causal);
       programs.emplace_back("flash_fwd" + suffix,
-                            flashattn_fwd(batch, heads, seq, tunedDim, causal, c.fwdBlockM,
-                                          c.fwdBlockN, c.fwdThreads, c.fwdStages));
+                            forwardKernel(batch, heads, seq, tunedDim, causal, c));
       programs.emplace_back("flash_bwd" + suffix,
-                            flashattn_bwd(batch, heads, seq, tunedDim, causal, c.bwdBlockM,
-                                          c.bwdBlockN, c.bwdThreads, c.bwdStages));
+                            backwardKernel(batch, heads, seq, tunedDim, causal, c));
     }
   programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
   programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));

@@ -79,3 +79,15 @@ TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha]
       checkMHA(1, 2, 200, dim, causal, config); // ragged: zero-filled asynchronous tiles
     }
 }
+
+TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)", "[mha][small]") {
+  for (auto [blockM, blockN, threads] : {std::tuple{64, 32, 128}, std::tuple{128, 64, 256}}) {
+    mha::AttentionConfig config;
+    config.bwdBlockM = blockM, config.bwdBlockN = blockN, config.bwdThreads = threads;
+    config.bwdStages = 1, config.bwdStaged = true;
+    for (bool causal : {false, true}) {
+      checkMHA(1, 2, 256, 64, causal, config);
+      checkMHA(1, 2, 200, 128, causal, config); // ragged, and the larger head dim
+    }
+  }
+}

@@ -1,6 +1,6 @@
 // Every shipped kernel compiles to PTX for sm_80 and sm_90a, and the PTX
 // assembles with ptxas (when the CUDA toolkit is at /usr/local/cuda) without
-// register spills.
+// register spills, but for the tuned backward kernels' small allowance.
 #include "mha/mha.h"
 #include "tl/Compiler/GPUCompiler.h"
 #include "tl/Compiler/Ptxas.h"
@@ -24,6 +24,15 @@ std::string readFile(const fs::path &path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+/// Spill bytes a shipped kernel may have. The tuned backward kernels run 8
+/// warps at 255 registers with 128-row dK and dV accumulators
+/// (flashattn_bwd_staged, FlashAttention-2's arrangement): ptxas spills a few
+/// registers there, and they were measured faster than every configuration
+/// that does not (kernels/mha/attention.cpp). Anything more is a regression.
+int spillAllowance(const std::string &file) {
+  return file.rfind("flash_bwd", 0) == 0 && file.find("_tuned") != std::string::npos ? 160 : 0;
 }
 
 } // namespace
@@ -59,12 +68,13 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       std::smatch spills;
       REQUIRE(std::regex_search(output, spills,
                                 std::regex("(\\d+) bytes spill stores, (\\d+) bytes spill loads")));
-      CHECK(spills[1] == "0");
-      CHECK(spills[2] == "0");
+      int allowance = spillAllowance(file);
+      CHECK(std::stoi(spills[1]) <= allowance);
+      CHECK(std::stoi(spills[2]) <= allowance);
       if (binary.fragmentLayout == "mma") { // Mma fragments live in registers, not local memory
         std::smatch frame;
         REQUIRE(std::regex_search(output, frame, std::regex("(\\d+) bytes stack frame")));
-        CHECK(frame[1] == "0");
+        CHECK(std::stoi(frame[1]) <= allowance);
       }
       std::smatch registers;
       if (std::regex_search(output, registers, std::regex("Used (\\d+) registers")))

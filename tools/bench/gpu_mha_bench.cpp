@@ -4,8 +4,9 @@
 // 20 after 5 warm-ups); backward = preprocess + main kernel + postprocess.
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
-//   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd M,N,THREADS,STAGES] [B,H,S,D ...]
-// Without --fwd/--bwd it runs mha::tunedConfig.
+//   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
+//                [B,H,S,D ...]
+// Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 #include "mha/attention.h"
 #include "mha/mha.h"
 #include "tl/runtime/GPUKernel.h"
@@ -33,6 +34,7 @@ HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) 
 }
 
 int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS,STAGES
+bool bwdStagedOverride = false; // --bwd-staged: flashattn_bwd_staged
 
 void run(const Shape &s, bool causal) {
   mha::AttentionConfig c = mha::tunedConfig(s.D, causal);
@@ -41,14 +43,12 @@ void run(const Shape &s, bool causal) {
     c.fwdStages = fwdOverride[3];
   if (bwdOverride[0])
     c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
-    c.bwdStages = bwdOverride[3];
+    c.bwdStages = bwdOverride[3], c.bwdStaged = bwdStagedOverride;
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
-  GPUKernel fwd(mha::flashattn_fwd(s.B, s.H, s.S, s.D, causal, c.fwdBlockM, c.fwdBlockN,
-                                   c.fwdThreads, c.fwdStages));
+  GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
-  GPUKernel bwd(mha::flashattn_bwd(s.B, s.H, s.S, s.D, causal, c.bwdBlockM, c.bwdBlockN,
-                                   c.bwdThreads, c.bwdStages));
+  GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel post(mha::flashattn_bwd_postprocess(s.B, s.H, s.S, s.D));
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
              V = filled(shape, tl::dsl::f16), dO = filled(shape, tl::dsl::f16);
@@ -56,18 +56,19 @@ void run(const Shape &s, bool causal) {
   HostTensor dQ(shape, tl::dsl::f32), dQout(shape, tl::dsl::f16), dK(shape, tl::dsl::f16),
       dV(shape, tl::dsl::f16);
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
-  double bwdMs = prep.benchmark({&O, &dO, &delta}) +
-                 bwd.benchmark({&Q, &K, &V, &dO, &lse, &delta, &dQ, &dK, &dV}) +
-                 post.benchmark({&dQ, &dQout});
+  double prepMs = prep.benchmark({&O, &dO, &delta});
+  double mainMs = bwd.benchmark({&Q, &K, &V, &dO, &lse, &delta, &dQ, &dK, &dV});
+  double postMs = post.benchmark({&dQ, &dQout});
+  double bwdMs = prepMs + mainMs + postMs;
   double flops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D / (causal ? 2 : 1);
   std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, \"causal\": %d, "
-              "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
+              "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"bwd_parts_ms\": [%.4f, %.4f, %.4f], \"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
               "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%dx%d/%d/s%d\", "
-              "\"bwd_config\": \"%dx%d/%d/s%d\"}\n",
-              s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, flops / fwdMs * 1e-9,
+              "\"bwd_config\": \"%s%dx%d/%d/s%d\"}\n",
+              s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs, flops / fwdMs * 1e-9,
               2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
               bwd.binary().fragmentLayout.c_str(), c.fwdBlockM, c.fwdBlockN, c.fwdThreads,
-              c.fwdStages, c.bwdBlockM, c.bwdBlockN, c.bwdThreads, c.bwdStages);
+              c.fwdStages, c.bwdStaged ? "staged " : "", c.bwdBlockM, c.bwdBlockN, c.bwdThreads, c.bwdStages);
   std::fflush(stdout);
 }
 
@@ -77,8 +78,9 @@ int main(int argc, char **argv) {
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if ((arg == "--fwd" || arg == "--bwd") && i + 1 < argc) {
+    if ((arg == "--fwd" || arg == "--bwd" || arg == "--bwd-staged") && i + 1 < argc) {
       int *o = arg == "--fwd" ? fwdOverride : bwdOverride;
+      bwdStagedOverride = bwdStagedOverride || arg == "--bwd-staged";
       if (std::sscanf(argv[++i], "%d,%d,%d,%d", &o[0], &o[1], &o[2], &o[3]) == 4)
         continue;
       std::fprintf(stderr, "tl-bench-gpu: %s wants M,N,THREADS,STAGES\n", arg.c_str());
@@ -86,7 +88,7 @@ int main(int argc, char **argv) {
     }
     Shape s{};
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
-      std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd M,N,T,S] [B,H,S,D ...]\n");
+      std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

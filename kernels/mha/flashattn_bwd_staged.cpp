@@ -1,0 +1,104 @@
+// Flash-attention backward with P and dS staged in shared memory: the same
+// math as flashattn_bwd (the reference's), arranged as FlashAttention-2 does
+// on the mma.sync path. The reference keeps P (and dS) in the registers of
+// the warp that computed them, so its dV and dK gemms must give each warp
+// whole rows of the [block_M, dim] accumulators (FullRow): every warp then
+// reads the whole dO and Q tiles of the iteration from shared memory, and at
+// 16 rows a warp the tensor cores wait on shared-memory bandwidth. Here both
+// go through shared memory, and every gemm takes the most square warp tiles
+// (Square): fewer ldmatrix per mma, at the price of two tile writes and the
+// barriers around them.
+#include "mha/mha.h"
+
+#include <cmath>
+
+namespace tl::kernels::mha {
+using namespace tl::dsl;
+
+Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
+                             int block_M, int block_N, int threads, int num_stages) {
+  const double sm_scale = std::pow(1.0 / dim, 0.5);
+  const double scale = sm_scale * 1.44269504; // log2(e)
+  const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
+  const DType dtype = f16;
+  const DType accum_dtype = f32;
+
+  Program p("flash_bwd");
+  Buffer Q = p.tensor("Q", shape, dtype);
+  Buffer K = p.tensor("K", shape, dtype);
+  Buffer V = p.tensor("V", shape, dtype);
+  Buffer dO = p.tensor("dO", shape, dtype);
+  Buffer lse = p.tensor("lse", {batch, heads, seq_len}, accum_dtype);
+  Buffer Delta = p.tensor("Delta", {batch, heads, seq_len}, accum_dtype);
+  Buffer dQ = p.tensor("dQ", shape, accum_dtype);
+  Buffer dK = p.output("dK", shape, dtype);
+  Buffer dV = p.output("dV", shape, dtype);
+
+  // Block (bx, by, bz): keys by*block_M .. +block_M of head bx, batch bz; it
+  // walks the queries block_N at a time.
+  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads,
+           [&](Expr bx, Expr by, Expr bz) {
+    Buffer K_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer V_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer q = alloc_shared({block_N, dim}, dtype);
+    Buffer do_ = alloc_shared({block_N, dim}, dtype);
+    Buffer lse_shared = alloc_shared({block_N}, accum_dtype);
+    Buffer delta = alloc_shared({block_N}, accum_dtype);
+    Buffer pT_shared = alloc_shared({block_M, block_N}, dtype);  // P^T
+    Buffer dsT_shared = alloc_shared({block_M, block_N}, dtype); // dS^T
+    Buffer qkT = alloc_fragment({block_M, block_N}, accum_dtype);
+    Buffer dpT = alloc_fragment({block_M, block_N}, accum_dtype);
+    Buffer dv = alloc_fragment({block_M, dim}, accum_dtype);
+    Buffer dk = alloc_fragment({block_M, dim}, accum_dtype);
+    Buffer dq = alloc_fragment({block_N, dim}, accum_dtype);
+    Buffer dv_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer dk_shared = alloc_shared({block_M, dim}, dtype);
+
+    annotate_layout(dQ, make_dq_layout());
+    annotate_layout(dv_shared, make_swizzled_layout());
+    annotate_layout(dk_shared, make_swizzled_layout());
+
+    const GemmOptions square = {.policy = GemmWarpPolicy::Square};
+    const GemmOptions squareBT = {.transpose_B = true, .policy = GemmWarpPolicy::Square};
+    copy(K(bz, slice(by * block_M, block_M), bx, all), K_shared);
+    copy(V(bz, slice(by * block_M, block_M), bx, all), V_shared);
+    clear(dv);
+    clear(dk);
+    Expr loop_st = is_causal ? floordiv(by * block_M, block_N) : Expr(0);
+    Expr loop_ed = ceildiv(seq_len, block_N);
+    pipelined(loop_st, loop_ed, num_stages, [&](Expr k) {
+      copy(Q(bz, slice(k * block_N, block_N), bx, all), q);
+      copy(dO(bz, slice(k * block_N, block_N), bx, all), do_);
+      copy(lse(bz, bx, slice(k * block_N, block_N)), lse_shared);
+      copy(Delta(bz, bx, slice(k * block_N, block_N)), delta);
+      clear(qkT);
+      gemm(K_shared, q, qkT, squareBT);
+      clear(dpT);
+      gemm(V_shared, do_, dpT, squareBT);
+      // P^T and dS^T = P^T * (dP^T - Delta) * sm_scale, written in one pass.
+      parallel({block_M, block_N}, [&](Expr i, Expr j) {
+        Expr pij = exp2(qkT(i, j) * scale - lse_shared(j));
+        if (is_causal)
+          pij = if_then_else(by * block_M + i <= k * block_N + j, pij, 0);
+        pT_shared(i, j) = pij;
+        dsT_shared(i, j) = pij * (dpT(i, j) - delta(j)) * sm_scale;
+      });
+      gemm(pT_shared, do_, dv, square);
+      gemm(dsT_shared, q, dk, square);
+      clear(dq);
+      gemm(dsT_shared, K_shared, dq, {.transpose_A = true, .policy = GemmWarpPolicy::Square});
+      parallel({block_N, dim}, [&](Expr i, Expr j) {
+        if_(k * block_N + i < seq_len, [&] {
+          atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j));
+        });
+      });
+    });
+    copy(dv, dv_shared);
+    copy(dk, dk_shared);
+    copy(dv_shared, dV(bz, slice(by * block_M, block_M), bx, all));
+    copy(dk_shared, dK(bz, slice(by * block_M, block_M), bx, all));
+  });
+  return p;
+}
+
+} // namespace tl::kernels::mha
