@@ -1,7 +1,9 @@
 // Flash-attention backward, line for line after the reference's flashattn_bwd.
-// One deviation: dv_shared and dk_shared are [block_M, dim] (they stage dv and
-// dk, which are [block_M, dim]); the reference declares [block_N, dim], which
-// only agrees when block_M == block_N and fails our copy verifier otherwise.
+// Two deviations: dv_shared and dk_shared are [block_M, dim] (they stage dv
+// and dk, which are [block_M, dim]); the reference declares [block_N, dim],
+// which only agrees when block_M == block_N and fails our copy verifier
+// otherwise. And the causal mask is applied only to the blocks that cross the
+// diagonal (elsewhere it keeps every element).
 #include "mha/mha.h"
 
 #include <cmath>
@@ -65,9 +67,11 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
       parallel({block_M, block_N}, [&](Expr i, Expr j) {
         qkT(i, j) = exp2(qkT(i, j) * scale - lse_shared(j));
       });
-      if (is_causal) {
-        parallel({block_M, block_N}, [&](Expr i, Expr j) {
-          qkT(i, j) = if_then_else(by * block_M + i <= k * block_N + j, qkT(i, j), 0);
+      if (is_causal) { // only where some query precedes some key of the block
+        if_(by * block_M + (block_M - 1) > k * block_N, [&] {
+          parallel({block_M, block_N}, [&](Expr i, Expr j) {
+            qkT(i, j) = if_then_else(by * block_M + i <= k * block_N + j, qkT(i, j), 0);
+          });
         });
       }
       copy(dO(bz, slice(k * block_N, block_N), bx, all), do_);

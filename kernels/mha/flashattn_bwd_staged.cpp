@@ -75,14 +75,24 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       gemm(K_shared, q, qkT, squareBT);
       clear(dpT);
       gemm(V_shared, do_, dpT, squareBT);
-      // P^T and dS^T = P^T * (dP^T - Delta) * sm_scale, written in one pass.
-      parallel({block_M, block_N}, [&](Expr i, Expr j) {
-        Expr pij = exp2(qkT(i, j) * scale - lse_shared(j));
-        if (is_causal)
-          pij = if_then_else(by * block_M + i <= k * block_N + j, pij, 0);
-        pT_shared(i, j) = pij;
-        dsT_shared(i, j) = pij * (dpT(i, j) - delta(j)) * sm_scale;
-      });
+      // P^T and dS^T = P^T * (dP^T - Delta) * sm_scale, written in one pass;
+      // with the causal mask where some query of the block precedes some key.
+      auto writePdS = [&](bool masked) {
+        parallel({block_M, block_N}, [&](Expr i, Expr j) {
+          Expr pij = exp2(qkT(i, j) * scale - lse_shared(j));
+          if (masked)
+            pij = if_then_else(by * block_M + i <= k * block_N + j, pij, 0);
+          pT_shared(i, j) = pij;
+          dsT_shared(i, j) = pij * (dpT(i, j) - delta(j)) * sm_scale;
+        });
+      };
+      if (is_causal) {
+        Expr crossesDiagonal = by * block_M + (block_M - 1) > k * block_N;
+        if_(crossesDiagonal, [&] { writePdS(true); });
+        if_(!crossesDiagonal, [&] { writePdS(false); });
+      } else {
+        writePdS(false);
+      }
       gemm(pT_shared, do_, dv, square);
       gemm(dsT_shared, q, dk, square);
       clear(dq);

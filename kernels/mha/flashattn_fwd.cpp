@@ -1,4 +1,8 @@
-// Flash-attention forward, line for line after the reference's flashattn_fwd.
+// Flash-attention forward, line for line after the reference's flashattn_fwd,
+// with two deviations that keep its results: keys past a ragged end are
+// masked, and the causal mask is built only for the key blocks that cross the
+// diagonal (the others start from zeros, as the non-causal kernel does); and
+// causal query blocks run heaviest first.
 #include "mha/mha.h"
 
 #include <cmath>
@@ -20,8 +24,13 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
   Buffer Output = p.output("Output", shape, dtype);
   Buffer lse = p.output("lse", {batch, heads, seq_len}, accum_dtype);
 
-  p.kernel({ceildiv(seq_len, block_M), heads, batch}, threads,
-           [&](Expr bx, Expr by, Expr bz) {
+  const std::int64_t query_blocks = ceildiv(seq_len, block_M);
+  p.kernel({query_blocks, heads, batch}, threads,
+           [&](Expr block_x, Expr by, Expr bz) {
+    // Causal blocks differ in work (block bx visits bx+1 key blocks' worth):
+    // the last query block of each head launches first, so that the light
+    // ones fill the tail.
+    Expr bx = is_causal ? Expr(query_blocks - 1) - block_x : block_x;
     Buffer Q_shared = alloc_shared({block_M, dim}, dtype);
     Buffer K_shared = alloc_shared({block_N, dim}, dtype);
     Buffer V_shared = alloc_shared({block_N, dim}, dtype);
@@ -45,10 +54,16 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
     pipelined(loop_range, num_stages, [&](Expr k) {
       copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
       if (is_causal) {
-        parallel({block_M, block_N}, [&](Expr i, Expr j) {
-          acc_s(i, j) = if_then_else(bx * block_M + i >= k * block_N + j, 0,
-                                     -infinity(accum_dtype));
+        // Block k has keys past some query of this block iff its last key
+        // k*N + N-1 is past the first query bx*M.
+        Expr crossesDiagonal = k * block_N + (block_N - 1) > bx * block_M;
+        if_(crossesDiagonal, [&] {
+          parallel({block_M, block_N}, [&](Expr i, Expr j) {
+            acc_s(i, j) = if_then_else(bx * block_M + i >= k * block_N + j, 0,
+                                       -infinity(accum_dtype));
+          });
         });
+        if_(!crossesDiagonal, [&] { clear(acc_s); });
       } else if (seq_len % block_N != 0) {
         // Not in the reference (whose shapes are multiples of the block):
         // keys past the end are zero-filled, so mask them out of the softmax.

@@ -126,6 +126,46 @@ bool qualifies(CopyOp copy, Block &body, Operation *func, const lowering::Layout
          llvm::all_of(copy.getSrcOffsets(), [&](Value v) { return recomputable(v, body); });
 }
 
+/// The copies before `loop` in its block that can go asynchronous ahead of
+/// it (see PipelinePlan.h), with their piece bytes.
+SmallVector<std::pair<CopyOp, int64_t>> entryCopies(PipelinedOp loop, Operation *func,
+                                                    const lowering::LayoutMap &layouts) {
+  SmallVector<std::pair<CopyOp, int64_t>> found;
+  SmallVector<Operation *> between; // the ops after the candidate, up to the loop
+  for (Operation *op = loop->getPrevNode(); op && !isa<PipelinedOp>(op); op = op->getPrevNode()) {
+    auto copy = dyn_cast<CopyOp>(op);
+    auto touches = [&](Value tile, Value src) {
+      return llvm::any_of(between, [&](Operation *other) {
+        bool hit = false;
+        other->walk([&](Operation *inner) {
+          hit |= llvm::is_contained(inner->getOperands(), tile);
+          if (auto c = dyn_cast<CopyOp>(inner))
+            hit |= c.getDst() == src;
+          else if (isa<AtomicAddOp, memref::StoreOp>(inner))
+            hit |= llvm::is_contained(inner->getOperands(), src);
+        });
+        return hit;
+      });
+    };
+    if (copy && isGlobalArgument(copy.getSrc(), func) && copy.getDst().getDefiningOp<AllocSharedOp>()) {
+      Value src = copy.getSrc(), dst = copy.getDst();
+      auto srcType = cast<MemRefType>(src.getType()), dstType = cast<MemRefType>(dst.getType());
+      bool whole = llvm::all_of(
+          llvm::zip(copy.getDstOffsets(), copy.getDstSizes(), dstType.getShape()), [](auto t) {
+            auto [offset, size, extent] = t;
+            return getConstantIntValue(offset) == 0 && size == extent;
+          });
+      int64_t bytes = pieceBytes(copy);
+      if (whole && bytes && srcType.getElementType() == dstType.getElementType() &&
+          !layouts.count(src) && !layouts.count(dst) && srcType.getLayout().isIdentity() &&
+          !touches(dst, src))
+        found.push_back({copy, bytes});
+    }
+    between.push_back(op);
+  }
+  return found;
+}
+
 } // namespace
 
 int64_t knownDivisor(Value value) {
@@ -166,8 +206,13 @@ PipelinePlans planPipelines(gpu::GPUFuncOp func, const lowering::LayoutMap &layo
         plan.pieceBytes.push_back(pieceBytes(copy));
         plans.buffers[copy.getDst()] = stages + 1;
       }
-    if (!plan.copies.empty())
-      plans.loops[loop.getOperation()] = std::move(plan);
+    if (plan.copies.empty())
+      return;
+    for (auto [copy, bytes] : entryCopies(loop, func, layouts)) {
+      plans.entryCopies[copy.getOperation()] = bytes;
+      plan.afterEntryCopies = true;
+    }
+    plans.loops[loop.getOperation()] = std::move(plan);
   });
   return plans;
 }

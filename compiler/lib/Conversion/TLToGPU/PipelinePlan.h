@@ -26,6 +26,14 @@
 //     later iteration).
 // A loop with no qualifying copy runs as a plain loop.
 //
+// The global -> shared copies that stand before a planned loop in the same
+// block (a forward's Q tile, a backward's K and V) go asynchronous too, one
+// cp.async group each, waited for after the loop's prologue: their loads then
+// overlap the first iterations' instead of preceding them. Such an entry copy
+// fills its whole tile in 4-, 8- or 16-byte pieces, no index-map layout on
+// either side, and no op between it and the loop touches the tile or writes
+// the source.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -41,6 +49,7 @@ struct PipelinePlan {
   int64_t stages = 0;                     // num_stages: copies in flight ahead
   llvm::SmallVector<CopyOp> copies;       // in body order
   llvm::SmallVector<int64_t> pieceBytes;  // per copy: 4, 8 or 16
+  bool afterEntryCopies = false;          // entry copies to wait for after the prologue
 };
 
 struct PipelinePlans {
@@ -48,6 +57,8 @@ struct PipelinePlans {
   /// The shared tiles of the planned copies and how many rotating copies
   /// (stages + 1) each needs.
   llvm::DenseMap<mlir::Value, int64_t> buffers;
+  /// Entry copies (before a planned loop) -> bytes per piece.
+  llvm::DenseMap<mlir::Operation *, int64_t> entryCopies;
 };
 
 PipelinePlans planPipelines(mlir::gpu::GPUFuncOp func, const lowering::LayoutMap &layouts);

@@ -613,6 +613,10 @@ private:
     barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
     for (int64_t i = 0; i < stages; ++i)
       issueIteration(loc, plan, body, add(loc, op.getStart(), i), op.getEnd(), op.getStart());
+    if (plan.afterEntryCopies) { // all but the prologue's groups: the entry copies
+      NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, static_cast<int32_t>(groups * stages));
+      barrier(loc);
+    }
 
     rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
     rewriter.eraseOp(op);
@@ -710,16 +714,24 @@ private:
   /// are zero-filled (source size 0).
   void issueCopy(CopyOp copy, int64_t bytes, Block &body, Value k, Value start) {
     Location loc = copy.getLoc();
-    Value src = copy.getSrc();
-    auto srcType = cast<MemRefType>(src.getType());
     IRMapping map;
     map.map(body.getArgument(0), k);
-    SmallVector<Value> srcOffsets, dstOffsets;
+    SmallVector<Value> srcOffsets;
     for (Value offset : copy.getSrcOffsets())
       srcOffsets.push_back(atIteration(offset, body, map));
+    issuePieces(copy, srcOffsets, stageView(loc, copy.getDst(), k, start), bytes);
+  }
+
+  /// cp.async of `copy`'s source region at `srcOffsets` into the whole of
+  /// `tile`, in pieces of `bytes` spread over the threads; pieces past the
+  /// tensor's end are zero-filled (source size 0).
+  void issuePieces(CopyOp copy, ValueRange srcOffsets, Value tile, int64_t bytes) {
+    Location loc = copy.getLoc();
+    Value src = copy.getSrc();
+    auto srcType = cast<MemRefType>(src.getType());
+    SmallVector<Value> dstOffsets;
     for (size_t d = 0; d < copy.getDstOffsets().size(); ++d)
       dstOffsets.push_back(index(rewriter, loc, 0));
-    Value tile = stageView(loc, copy.getDst(), k, start);
     SmallVector<int64_t> pieces;
     for (int64_t size : copy.getSrcSizes())
       if (size != 1)
@@ -915,6 +927,14 @@ private:
     bool writesShared = isShared(dst);
     if (writesShared)
       barrier(loc);
+    if (auto entry = pipelines.entryCopies.find(op.getOperation());
+        entry != pipelines.entryCopies.end()) {
+      // Waited for after the prologue of the loop it precedes (PipelinePlan.h).
+      issuePieces(op, op.getSrcOffsets(), dst, entry->second);
+      NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
+      rewriter.eraseOp(op);
+      return success();
+    }
     if (isFragment(src) || isFragment(dst)) {
       Value fragment = isFragment(dst) ? dst : src;
       for (Value side : {src, dst})
