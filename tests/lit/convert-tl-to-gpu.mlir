@@ -23,6 +23,12 @@
 // CHECK: llvm.inline_asm asm_dialect = att "xor.b32 $0, $1, 64;", "=r,r" %[[LANE]]
 // CHECK: llvm.inline_asm asm_dialect = att "xor.b32 $0, $1, 96;", "=r,r" %[[LANE]]
 // CHECK: gpu.shuffle xor
+// The row-wise division: one reciprocal per row this thread holds (2), then
+// multiplications (shareDivisors).
+// CHECK-COUNT-2: arith.divf %cst
+// CHECK-NOT: arith.divf
+// CHECK: arith.mulf
+// CHECK-NOT: arith.divf
 // CHECK: gpu.return
 func.func @mma(%A: memref<128x32xf16>, %B: memref<32x64xf16>,
                %C: memref<128x64xf32> {tl.output}, %R: memref<128xf32> {tl.output}) {
@@ -39,6 +45,13 @@ func.func @mma(%A: memref<128x32xf16>, %B: memref<32x64xf16>,
     tl.copy %B[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tl.scope<shared>>
     tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>, clear_accum} : memref<64x32xf16, #tl.scope<shared>>, memref<32x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
     tl.reduce max %c -> %r {dim = 1 : i64} : memref<64x64xf32, #tl.scope<fragment>> -> memref<64xf32, #tl.scope<fragment>>
+    tl.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+      %m = memref.load %r[%i] : memref<64xf32, #tl.scope<fragment>>
+      %q = arith.divf %x, %m : f32
+      memref.store %q, %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+    }
     tl.copy %c[%c0, %c0] [64, 64] to %C[%row, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<128x64xf32>
     tl.copy %r[%c0] [64] to %R[%row] [64] : memref<64xf32, #tl.scope<fragment>> to memref<128xf32>
   }

@@ -1612,9 +1612,15 @@ private:
     };
     if (Value driver = drivingFragment(op)) {
       const FragmentLayout &layout = fragments.find(driver)->second.layout;
+      Block *block = rewriter.getInsertionBlock();
+      Operation *before = rewriter.getInsertionPoint() == block->begin()
+                              ? nullptr
+                              : &*std::prev(rewriter.getInsertionPoint());
       forOwned(loc, layout, extents, [&](OpBuilder &b, Location, const Owned &owned, ValueRange ivs) {
         emitBody(b, ivs, &owned);
       });
+      if (layout.kind != FragmentLayout::Kind::Row) // unrolled: straight-line code
+        shareDivisors(before ? before->getNextNode() : &block->front(), op);
     } else {
       forSpread(loc, extents, [&](OpBuilder &b, Location, ValueRange ivs) {
         emitBody(b, ivs, nullptr);
@@ -1624,6 +1630,56 @@ private:
       barrier(loc);
     rewriter.eraseOp(op);
     return result;
+  }
+
+  /// In the straight-line code [begin, end) of an unrolled parallel loop,
+  /// divisions by one value become multiplications by its reciprocal,
+  /// computed once (`acc_o /= logsum` in attention: one division per row, not
+  /// per element; the result may differ from the quotient in the last bit).
+  /// Repeated loads of one fragment slot are merged first, so that the
+  /// elements of a row see one divisor.
+  void shareDivisors(Operation *begin, Operation *end) {
+    DenseMap<std::pair<Value, int64_t>, Value> loaded; // (storage, slot) -> value
+    DenseMap<Value, SmallVector<arith::DivFOp>> byDivisor;
+    for (Operation *op = begin; op && op != end; op = op->getNextNode()) {
+      if (auto load = dyn_cast<memref::LoadOp>(op); load && load.getIndices().size() == 1) {
+        if (std::optional<int64_t> slot = getConstantIntValue(load.getIndices()[0])) {
+          auto [it, fresh] = loaded.try_emplace({load.getMemRef(), *slot}, load.getResult());
+          if (!fresh)
+            load.getResult().replaceAllUsesWith(it->second);
+          continue;
+        }
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(op)) {
+        std::optional<int64_t> slot = store.getIndices().size() == 1
+                                          ? getConstantIntValue(store.getIndices()[0])
+                                          : std::nullopt;
+        if (slot)
+          loaded[{store.getMemRef(), *slot}] = store.getValue();
+        else // an unknown slot: forget the buffer
+          for (auto it = loaded.begin(); it != loaded.end();)
+            it = it->first.first == store.getMemRef() ? (loaded.erase(it), loaded.begin()) : std::next(it);
+        continue;
+      }
+      if (auto div = dyn_cast<arith::DivFOp>(op))
+        byDivisor[div.getRhs()].push_back(div);
+      if (op->getNumRegions() != 0 &&
+          op->walk([](memref::StoreOp) { return WalkResult::interrupt(); }).wasInterrupted())
+        loaded.clear(); // a conditional store: known slots may change
+    }
+    for (auto &[divisor, divisions] : byDivisor) {
+      if (divisions.size() < 2)
+        continue;
+      rewriter.setInsertionPoint(divisions.front());
+      Location loc = divisions.front().getLoc();
+      Value one = arith::ConstantOp::create(rewriter, loc, rewriter.getFloatAttr(divisor.getType(), 1.0));
+      Value reciprocal = arith::DivFOp::create(rewriter, loc, one, divisor);
+      for (arith::DivFOp div : divisions) {
+        rewriter.setInsertionPoint(div);
+        rewriter.replaceOpWithNewOp<arith::MulFOp>(div, div.getLhs(), reciprocal);
+      }
+    }
+    rewriter.setInsertionPoint(end);
   }
 
   /// Rewrites the element-level ops of a parallel body: fragment accesses go
