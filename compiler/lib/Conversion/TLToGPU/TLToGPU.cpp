@@ -1639,10 +1639,16 @@ private:
   /// Repeated loads of one fragment slot are merged first, so that the
   /// elements of a row see one divisor.
   void shareDivisors(Operation *begin, Operation *end) {
+    // Only fragment storage (a thread's own registers) is tracked: nothing
+    // but this code reads or writes it.
+    llvm::DenseSet<Value> storages;
+    for (auto &entry : fragments)
+      storages.insert(entry.second.storage);
     DenseMap<std::pair<Value, int64_t>, Value> loaded; // (storage, slot) -> value
-    DenseMap<Value, SmallVector<arith::DivFOp>> byDivisor;
+    llvm::MapVector<Value, SmallVector<arith::DivFOp>> byDivisor;
     for (Operation *op = begin; op && op != end; op = op->getNextNode()) {
-      if (auto load = dyn_cast<memref::LoadOp>(op); load && load.getIndices().size() == 1) {
+      if (auto load = dyn_cast<memref::LoadOp>(op);
+          load && storages.count(load.getMemRef()) && load.getIndices().size() == 1) {
         if (std::optional<int64_t> slot = getConstantIntValue(load.getIndices()[0])) {
           auto [it, fresh] = loaded.try_emplace({load.getMemRef(), *slot}, load.getResult());
           if (!fresh)
@@ -1650,7 +1656,7 @@ private:
           continue;
         }
       }
-      if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (auto store = dyn_cast<memref::StoreOp>(op); store && storages.count(store.getMemRef())) {
         std::optional<int64_t> slot = store.getIndices().size() == 1
                                           ? getConstantIntValue(store.getIndices()[0])
                                           : std::nullopt;
@@ -1661,7 +1667,7 @@ private:
             it = it->first.first == store.getMemRef() ? (loaded.erase(it), loaded.begin()) : std::next(it);
         continue;
       }
-      if (auto div = dyn_cast<arith::DivFOp>(op))
+      if (auto div = dyn_cast<arith::DivFOp>(op); div && isa<FloatType>(div.getType()))
         byDivisor[div.getRhs()].push_back(div);
       if (op->getNumRegions() != 0 &&
           op->walk([](memref::StoreOp) { return WalkResult::interrupt(); }).wasInterrupted())
