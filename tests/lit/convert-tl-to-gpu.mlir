@@ -301,3 +301,80 @@ func.func @split_rows(%X: memref<40x64xf16>, %S: memref<40xf32> {tl.output}) {
   }
   return
 }
+
+// -----
+
+// A global -> shared copy before a pipelined loop (a forward's Q tile) goes
+// asynchronous: its cp.async group is committed where it stands, the loop's
+// prologue commits the first tile's group behind it, and one wait leaves
+// only that prologue group pending (wait_group 1) before the loop starts.
+// The copy whose tile an op reads before the loop stays synchronous.
+// CHECK-LABEL: gpu.func @entry_copy(
+// CHECK: vector.load {{.*}} : memref<64x64xf16>, vector<8xf16>
+// CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = {{ *}}cg
+// CHECK-NOT: scf.if
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for
+func.func @entry_copy(%A: memref<64x64xf16>, %B: memref<256x64xf16>, %R: memref<64xf16>,
+                      %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %cst = arith.constant 0.0 : f32
+    %r = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %r[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %r[%c0, %c0] [1, 64] to %R[%c0] [64] : memref<64x64xf16, #tl.scope<shared>> to memref<64xf16>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.fill %c, %cst : memref<64x64xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c4 stages 1 {
+    ^bb0(%k: index):
+      %c64 = arith.constant 64 : index
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %B[%k0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// Row splitting falls back to one thread a row where a 1-D fragment is
+// written inside a 2-D parallel loop (each of a row's threads would see only
+// its own columns): a 32x32 tile on 128 threads keeps 1-row storage of 32
+// columns.
+// CHECK-LABEL: gpu.func @no_split(
+// CHECK-SAME: tl.fragment_layout = "row: no gemm"
+// CHECK: memref.alloca() : memref<1x32xf32>
+// CHECK: memref.alloca() : memref<1xf32>
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+func.func @no_split(%X: memref<32x32xf32>, %S: memref<32xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %x = tl.alloc_fragment : memref<32x32xf32, #tl.scope<fragment>>
+    %m = tl.alloc_fragment : memref<32xf32, #tl.scope<fragment>>
+    tl.copy %X[%c0, %c0] [32, 32] to %x[%c0, %c0] [32, 32] : memref<32x32xf32> to memref<32x32xf32, #tl.scope<fragment>>
+    tl.copy %X[%c0, %c0] [32, 1] to %m[%c0] [32] : memref<32x32xf32> to memref<32xf32, #tl.scope<fragment>>
+    tl.parallel [32, 32] {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %x[%i, %j] : memref<32x32xf32, #tl.scope<fragment>>
+      %w = memref.load %m[%i] : memref<32xf32, #tl.scope<fragment>>
+      %y = arith.maximumf %v, %w : f32
+      memref.store %y, %m[%i] : memref<32xf32, #tl.scope<fragment>>
+    }
+    tl.copy %m[%c0] [32] to %S[%c0] [32] : memref<32xf32, #tl.scope<fragment>> to memref<32xf32>
+  }
+  return
+}
