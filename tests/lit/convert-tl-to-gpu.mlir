@@ -378,3 +378,108 @@ func.func @no_split(%X: memref<32x32xf32>, %S: memref<32xf32> {tl.output}) {
   }
   return
 }
+
+// -----
+
+// Row splitting needs every fragment access to be the loop's own element: a
+// read of column 0 of each row keeps one thread a row (whole 64-column rows).
+// CHECK-LABEL: gpu.func @colzero(
+// CHECK: memref.alloca() : memref<1x64xf32>
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+func.func @colzero(%X: memref<64x64xf32>, %Y: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [2] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %row = arith.muli %bx, %c32 : index
+    %x = tl.alloc_fragment : memref<32x64xf32, #tl.scope<fragment>>
+    %y = tl.alloc_fragment : memref<32x64xf32, #tl.scope<fragment>>
+    tl.copy %X[%row, %c0] [32, 64] to %x[%c0, %c0] [32, 64] : memref<64x64xf32> to memref<32x64xf32, #tl.scope<fragment>>
+    tl.parallel [32, 64] {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %x[%i, %j] : memref<32x64xf32, #tl.scope<fragment>>
+      %f = memref.load %x[%i, %c0] : memref<32x64xf32, #tl.scope<fragment>>
+      %p = arith.subf %v, %f : f32
+      memref.store %p, %y[%i, %j] : memref<32x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %y[%c0, %c0] [32, 64] to %Y[%row, %c0] [32, 64] : memref<32x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// Divisors that are themselves shared quotients (m = x / s, then x / m and
+// s / m): each group's reciprocal takes the current divisor.
+// CHECK-LABEL: gpu.func @divchain(
+// CHECK: arith.divf %cst
+// CHECK: arith.mulf
+// CHECK: gpu.return
+func.func @divchain(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %R: memref<64xf32>,
+               %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    %r = tl.alloc_fragment : memref<64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>, clear_accum} : memref<64x32xf16, #tl.scope<shared>>, memref<32x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.reduce max %c -> %r {dim = 1 : i64} : memref<64x64xf32, #tl.scope<fragment>> -> memref<64xf32, #tl.scope<fragment>>
+    tl.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+      %s = memref.load %r[%i] : memref<64xf32, #tl.scope<fragment>>
+      %m = arith.divf %x, %s : f32
+      %p = arith.divf %x, %m : f32
+      %q = arith.divf %s, %m : f32
+      %t = arith.addf %p, %q : f32
+      memref.store %t, %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// An entry copy whose tile nothing in the loop reads stays synchronous (its
+// bytes are not reserved up to the loop, so a tile used in between could share
+// them while an asynchronous copy is in flight): only %a's copy goes cp.async.
+// CHECK-LABEL: gpu.func @entry_dead(
+// CHECK-COUNT-8: vector.load %arg{{[01]}}
+// CHECK-NOT: vector.load %arg0
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+func.func @entry_dead(%A: memref<64x64xf16>, %B: memref<256x64xf16>, %R: memref<64x64xf16> {tl.output},
+                      %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %cst = arith.constant 0.0 : f32
+    %t = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %u = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %t[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 64] to %u[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %u[%c0, %c0] [64, 64] to %R[%c0, %c0] [64, 64] : memref<64x64xf16, #tl.scope<shared>> to memref<64x64xf16>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.fill %c, %cst : memref<64x64xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c4 stages 1 {
+    ^bb0(%k: index):
+      %c64 = arith.constant 64 : index
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %B[%k0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

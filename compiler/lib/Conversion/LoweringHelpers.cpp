@@ -15,20 +15,32 @@ namespace tl::lowering {
 
 namespace {
 
-/// `value` as base + constant, looking through a chain of additions (the
-/// constant parts of an element's index: its step within a tile).
-std::pair<Value, int64_t> splitConstant(OpBuilder &b, Location loc, Value value) {
+/// `value` as the sum of `terms` and a constant, looking through a chain of
+/// additions (the constant part of an element's index: its step within a
+/// tile). No op is built; `sumOf` builds the terms' sum where it is needed.
+int64_t splitConstant(Value value, SmallVectorImpl<Value> &terms) {
   if (std::optional<int64_t> c = getConstantIntValue(value))
-    return {Value(), *c};
-  auto add = value.getDefiningOp<arith::AddIOp>();
-  if (!add)
-    return {value, 0};
-  auto [lhs, lc] = splitConstant(b, loc, add.getLhs());
-  auto [rhs, rc] = splitConstant(b, loc, add.getRhs());
-  if (lc + rc == 0)
-    return {value, 0};
-  Value base = !lhs ? rhs : !rhs ? lhs : arith::AddIOp::create(b, loc, lhs, rhs).getResult();
-  return {base, lc + rc};
+    return *c;
+  if (auto add = value.getDefiningOp<arith::AddIOp>()) {
+    size_t mark = terms.size();
+    int64_t constant = splitConstant(add.getLhs(), terms) + splitConstant(add.getRhs(), terms);
+    if (constant != 0)
+      return constant;
+    terms.resize(mark); // no constant inside: the sum stays one term, as built
+  }
+  terms.push_back(value);
+  return 0;
+}
+
+Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> terms, int64_t constant) {
+  Value sum;
+  for (Value term : terms)
+    sum = sum ? arith::AddIOp::create(b, loc, sum, term).getResult() : term;
+  if (constant || !sum) {
+    Value c = arith::ConstantIndexOp::create(b, loc, constant);
+    sum = sum ? arith::AddIOp::create(b, loc, sum, c).getResult() : c;
+  }
+  return sum;
 }
 
 /// How much `expr` grows when each dimension d grows by shifts[d], when that
@@ -91,12 +103,12 @@ ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
     }
     return growth;
   };
-  SmallVector<Value> bases;
-  SmallVector<int64_t> shifts;
+  SmallVector<SmallVector<Value>> terms(indices.size());
+  SmallVector<int64_t> constants, shifts;
   for (auto [d, index] : llvm::enumerate(indices)) {
-    auto [base, shift] = splitConstant(b, loc, index);
+    int64_t shift = splitConstant(index, terms[d]);
     int64_t peeled = 0;
-    for (int64_t unit = 1; base && shift && unit <= (int64_t{1} << 20); unit *= 2) {
+    for (int64_t unit = 1; !terms[d].empty() && shift && unit <= (int64_t{1} << 20); unit *= 2) {
       SmallVector<int64_t> only(indices.size(), 0);
       only[d] = shift - shift % unit;
       if (only[d] && growthOf(only)) {
@@ -104,21 +116,18 @@ ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
         break;
       }
     }
-    if (!peeled) {
-      bases.push_back(index), shifts.push_back(0);
-      continue;
-    }
-    Value rest = base;
-    if (shift != peeled)
-      rest = arith::AddIOp::create(b, loc, base,
-                                   arith::ConstantIndexOp::create(b, loc, shift - peeled));
-    bases.push_back(rest), shifts.push_back(peeled);
+    constants.push_back(shift), shifts.push_back(peeled);
   }
   std::optional<SmallVector<int64_t>> growth =
       llvm::any_of(shifts, [](int64_t s) { return s != 0; }) ? growthOf(shifts) : std::nullopt;
   bool peel = growth.has_value();
+  SmallVector<Value> bases(indices);
+  if (peel) // each index less the constant the map lets through
+    for (auto [d, shift] : llvm::enumerate(shifts))
+      if (shift)
+        bases[d] = sumOf(b, loc, terms[d], constants[d] - shift);
   std::optional<SmallVector<Value, 8>> physical =
-      affine::expandAffineMap(b, loc, layout.getMap(), peel ? ValueRange(bases) : indices);
+      affine::expandAffineMap(b, loc, layout.getMap(), bases);
   if (peel)
     for (auto [value, g] : llvm::zip(*physical, *growth))
       if (g)

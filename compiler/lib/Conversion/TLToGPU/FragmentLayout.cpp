@@ -249,21 +249,36 @@ static int64_t rowSplit(gpu::GPUFuncOp func, const llvm::DenseSet<Value> &fragme
               (reduce.getDim() == 1 && fragments.count(reduce.getDst()) &&
                elementBits(reduce.getSrc()) == 32);
     if (auto parallel = dyn_cast<ParallelOp>(op)) {
-      bool wide = false, narrowWrite = false, any = false;
+      // Every fragment access must be the loop's own element: (i, j) of a
+      // fragment of the loop's shape, or i of a 1-D one of its rows (read
+      // only). A thread holds just its segment of each row.
+      ArrayRef<int64_t> extents = parallel.getExtents();
+      Block &body = parallel.getBody().front();
+      bool wide = false, narrowWrite = false, any = false, own = true;
       parallel.walk([&](Operation *inner) {
         Value buffer;
+        ValueRange indices;
         bool write = false;
         if (auto l = dyn_cast<memref::LoadOp>(inner))
-          buffer = l.getMemRef();
+          buffer = l.getMemRef(), indices = l.getIndices();
         else if (auto st = dyn_cast<memref::StoreOp>(inner))
-          buffer = st.getMemRef(), write = true;
+          buffer = st.getMemRef(), indices = st.getIndices(), write = true;
         if (!buffer || !fragments.count(buffer))
           return;
         any = true;
-        wide |= rank(buffer) == 2;
-        narrowWrite |= write && rank(buffer) == 1;
+        ArrayRef<int64_t> shape = cast<MemRefType>(buffer.getType()).getShape();
+        if (extents.size() != 2) {
+          own = false;
+        } else if (rank(buffer) == 2) {
+          wide = true;
+          own &= shape == extents && indices[0] == body.getArgument(0) &&
+                 indices[1] == body.getArgument(1);
+        } else {
+          narrowWrite |= write;
+          own &= shape[0] == extents[0] && indices[0] == body.getArgument(0);
+        }
       });
-      safe &= !any || (wide && !narrowWrite && parallel.getExtents().size() == 2);
+      safe &= !any || (wide && own && !narrowWrite);
     }
   });
   return safe ? split : 1;

@@ -32,7 +32,7 @@ namespace tl::gpu_lowering {
 struct FragmentLayout {
   enum class Kind { Row, Mma, MmaRow };
   Kind kind = Kind::Row;
-  int64_t rows = 0, cols = 0;        // the fragment's shape (cols: Mma only)
+  int64_t rows = 0, cols = 0;        // the fragment's shape (cols 0: a 1-D fragment)
   int64_t warpsM = 1, warpsN = 1;    // warp grid over the (parent) Mma tile
   int64_t split = 1;                 // Row: threads sharing each row
 

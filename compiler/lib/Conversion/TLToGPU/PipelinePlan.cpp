@@ -109,58 +109,57 @@ bool writtenIn(Value tensor, Block &body) {
   return written;
 }
 
-bool qualifies(CopyOp copy, Block &body, Operation *func, const lowering::LayoutMap &layouts) {
+/// The copy moves a global tensor into the whole of a shared tile, same
+/// element type, no index-map layout on either side, in aligned pieces: what
+/// cp.async can do for it (a partial fill would leave another iteration's
+/// data in the rest of a rotating copy).
+bool asyncCapable(CopyOp copy, Operation *func, const lowering::LayoutMap &layouts) {
   Value src = copy.getSrc(), dst = copy.getDst();
   auto srcType = cast<MemRefType>(src.getType()), dstType = cast<MemRefType>(dst.getType());
   if (!isGlobalArgument(src, func) || !dst.getDefiningOp<AllocSharedOp>() ||
       srcType.getElementType() != dstType.getElementType() || layouts.count(src) ||
       layouts.count(dst) || !srcType.getLayout().isIdentity())
     return false;
-  // The copy fills the whole tile (a partial fill would leave another
-  // iteration's data in the rest of a rotating copy).
   for (auto [offset, size, extent] :
        llvm::zip(copy.getDstOffsets(), copy.getDstSizes(), dstType.getShape()))
     if (getConstantIntValue(offset) != 0 || size != extent)
       return false;
-  return pieceBytes(copy) != 0 && readOnlyAfter(dst, copy, body) && !writtenIn(src, body) &&
+  return pieceBytes(copy) != 0;
+}
+
+bool qualifies(CopyOp copy, Block &body, Operation *func, const lowering::LayoutMap &layouts) {
+  return asyncCapable(copy, func, layouts) && readOnlyAfter(copy.getDst(), copy, body) &&
+         !writtenIn(copy.getSrc(), body) &&
          llvm::all_of(copy.getSrcOffsets(), [&](Value v) { return recomputable(v, body); });
 }
 
 /// The copies before `loop` in its block that can go asynchronous ahead of
-/// it (see PipelinePlan.h), with their piece bytes.
+/// it (see PipelinePlan.h), with their piece bytes. The tile must be read in
+/// the loop: its bytes are then reserved up to the loop (planShared), so no
+/// tile of the ops between shares them while the copy is in flight.
 SmallVector<std::pair<CopyOp, int64_t>> entryCopies(PipelinedOp loop, Operation *func,
                                                     const lowering::LayoutMap &layouts) {
   SmallVector<std::pair<CopyOp, int64_t>> found;
   SmallVector<Operation *> between; // the ops after the candidate, up to the loop
+  auto touches = [&](Value tile, Value src) {
+    return llvm::any_of(between, [&](Operation *other) {
+      bool hit = false;
+      other->walk([&](Operation *inner) {
+        hit |= llvm::is_contained(inner->getOperands(), tile);
+        if (auto c = dyn_cast<CopyOp>(inner))
+          hit |= c.getDst() == src;
+        else if (isa<AtomicAddOp, memref::StoreOp>(inner))
+          hit |= llvm::is_contained(inner->getOperands(), src);
+      });
+      return hit;
+    });
+  };
   for (Operation *op = loop->getPrevNode(); op && !isa<PipelinedOp>(op); op = op->getPrevNode()) {
     auto copy = dyn_cast<CopyOp>(op);
-    auto touches = [&](Value tile, Value src) {
-      return llvm::any_of(between, [&](Operation *other) {
-        bool hit = false;
-        other->walk([&](Operation *inner) {
-          hit |= llvm::is_contained(inner->getOperands(), tile);
-          if (auto c = dyn_cast<CopyOp>(inner))
-            hit |= c.getDst() == src;
-          else if (isa<AtomicAddOp, memref::StoreOp>(inner))
-            hit |= llvm::is_contained(inner->getOperands(), src);
-        });
-        return hit;
-      });
-    };
-    if (copy && isGlobalArgument(copy.getSrc(), func) && copy.getDst().getDefiningOp<AllocSharedOp>()) {
-      Value src = copy.getSrc(), dst = copy.getDst();
-      auto srcType = cast<MemRefType>(src.getType()), dstType = cast<MemRefType>(dst.getType());
-      bool whole = llvm::all_of(
-          llvm::zip(copy.getDstOffsets(), copy.getDstSizes(), dstType.getShape()), [](auto t) {
-            auto [offset, size, extent] = t;
-            return getConstantIntValue(offset) == 0 && size == extent;
-          });
-      int64_t bytes = pieceBytes(copy);
-      if (whole && bytes && srcType.getElementType() == dstType.getElementType() &&
-          !layouts.count(src) && !layouts.count(dst) && srcType.getLayout().isIdentity() &&
-          !touches(dst, src))
-        found.push_back({copy, bytes});
-    }
+    if (copy && asyncCapable(copy, func, layouts) && !touches(copy.getDst(), copy.getSrc()) &&
+        llvm::any_of(copy.getDst().getUsers(),
+                     [&](Operation *user) { return loop->isAncestor(user); }))
+      found.push_back({copy, pieceBytes(copy)});
     between.push_back(op);
   }
   return found;

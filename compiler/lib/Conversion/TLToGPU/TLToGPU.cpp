@@ -1636,6 +1636,7 @@ private:
   /// divisions by one value become multiplications by its reciprocal,
   /// computed once (`acc_o /= logsum` in attention: one division per row, not
   /// per element; the result may differ from the quotient in the last bit).
+  /// f32 only: a 16-bit reciprocal overflows long before the quotient does.
   /// Repeated loads of one fragment slot are merged first, so that the
   /// elements of a row see one divisor.
   void shareDivisors(Operation *begin, Operation *end) {
@@ -1667,15 +1668,19 @@ private:
             it = it->first.first == store.getMemRef() ? (loaded.erase(it), loaded.begin()) : std::next(it);
         continue;
       }
-      if (auto div = dyn_cast<arith::DivFOp>(op); div && isa<FloatType>(div.getType()))
+      if (auto div = dyn_cast<arith::DivFOp>(op); div && div.getType().isF32())
         byDivisor[div.getRhs()].push_back(div);
       if (op->getNumRegions() != 0 &&
           op->walk([](memref::StoreOp) { return WalkResult::interrupt(); }).wasInterrupted())
         loaded.clear(); // a conditional store: known slots may change
     }
-    for (auto &[divisor, divisions] : byDivisor) {
+    for (auto &entry : byDivisor) {
+      // The key may be a division an earlier group replaced: the divisions
+      // themselves hold the current value.
+      SmallVector<arith::DivFOp> &divisions = entry.second;
       if (divisions.size() < 2)
         continue;
+      Value divisor = divisions.front().getRhs();
       rewriter.setInsertionPoint(divisions.front());
       Location loc = divisions.front().getLoc();
       Value one = arith::ConstantOp::create(rewriter, loc, rewriter.getFloatAttr(divisor.getType(), 1.0));
