@@ -49,9 +49,15 @@ for part in "$@"; do
       ./bin/tl-bench-gpu --fwd $cfg 16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128 \
         2>&1 | tee -a "$out/sweep.jsonl"
     done
-    for cfg in 64,32,128,0 64,32,128,1 64,32,128,2 64,16,128,1 64,64,128,1 128,32,256,1; do
+    # The backward: the reference's program, then the staged one (P and dS in
+    # shared memory, flashattn_bwd_staged), which tunedConfig picks.
+    for cfg in 64,32,128,1 64,64,128,1; do
       ./bin/tl-bench-gpu --bwd $cfg 16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128 \
         2>&1 | tee -a "$out/sweep.jsonl"
+    done
+    for cfg in 128,128,256,1 128,64,256,1 128,64,256,2 64,64,128,2; do
+      ./bin/tl-bench-gpu --bwd-staged $cfg 16,32,1024,64 4,32,4096,64 16,16,1024,128 \
+        4,16,4096,128 2>&1 | tee -a "$out/sweep.jsonl"
     done ;;
   *)
     echo "unknown part: $part" ;;
