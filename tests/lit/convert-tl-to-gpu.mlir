@@ -483,3 +483,25 @@ func.func @entry_dead(%A: memref<64x64xf16>, %B: memref<256x64xf16>, %R: memref<
   }
   return
 }
+
+// -----
+
+// An element a parallel loop writes to a tensor with an index-map layout goes
+// through the map, as copies and atomics do.
+// CHECK-LABEL: gpu.func @layout_store(
+// CHECK: memref.reinterpret_cast %arg1 to offset: [0], sizes: [8, 8]
+// CHECK: memref.store {{.*}} : memref<8x8xf32>
+// CHECK-NOT: memref.store {{.*}}, %arg1[
+// CHECK: gpu.return
+func.func @layout_store(%X: memref<8x8xf32>, %Y: memref<8x8xf32> {tl.output}) {
+  tl.kernel grid [1] threads 64 {
+  ^bb0(%bx: index):
+    tl.annotate_layout %Y layout(#tl.index_map<(d0, d1) -> (d1, d0), [8, 8]>) : memref<8x8xf32>
+    tl.parallel [8, 8] {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %X[%i, %j] : memref<8x8xf32>
+      memref.store %v, %Y[%i, %j] : memref<8x8xf32>
+    }
+  }
+  return
+}

@@ -265,6 +265,40 @@ TEST_CASE("an index map moves elements where it says", "[ops]") {
 }
 
 
+TEST_CASE("an index map places the elements a parallel loop writes, at constant steps", "[ops]") {
+  // make_dq_layout's shape of map: floordiv and mod by 8 and 2. The loop's
+  // element writes go through the map like copies do; on the GPU the steps of
+  // 16 rows and 8 columns pass through it as constants, 9 columns as 8 plus a
+  // base one further, 3 columns not at all.
+  Layout tiled = Layout::indexMap([](IndexExpr r, IndexExpr c) {
+    return std::vector<IndexExpr>{r / 8, c / 8, c % 2, 4 * (r % 8) + (c % 8) / 2};
+  });
+  const int R = 32, C = 16;
+  for (int step : {8, 9, 3}) {
+    Program p("layout_steps");
+    Buffer X = p.tensor("X", {R, C}, f32);
+    Buffer Y = p.output("Y", {R, C}, f32);
+    p.kernel({1}, 128, [&](Expr) {
+      annotate_layout(Y, tiled); // three loops, disjoint parts of Y (no order between them)
+      parallel({R, step}, [&](Expr i, Expr j) { Y(i, j) = X(i, j); });
+      parallel({16, C - step}, [&](Expr i, Expr j) { Y(i, j + step) = X(i, j + step) * 2; });
+      parallel({16, C - step}, [&](Expr i, Expr j) {
+        Y(i + 16, j + step) = X(i + 16, j + step) * 3;
+      });
+    });
+    HostTensor x = randomTensor({R, C}, f32, 41);
+    std::vector<HostTensor> out = run(p, {&x});
+    std::vector<float> expected(R * C);
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) {
+        int physical = (((r / 8) * 2 + c / 8) * 2 + c % 2) * 32 + 4 * (r % 8) + (c % 8) / 2;
+        expected[physical] = x.at(r * C + c) * (c < step ? 1 : r < 16 ? 2 : 3);
+      }
+    INFO("column step " << step);
+    checkClose("Y storage", out[0].toFloat(), expected, 0, 0);
+  }
+}
+
 TEST_CASE("pipelined: a K loop whose tiles load num_stages iterations ahead", "[ops]") {
   // Y[64, 64] = X[64, K] W[K, 64] + sum over the tiles of bias[k-tile], for
   // K = 200: the last 32-wide tile runs past K (zero-filled rows and

@@ -142,6 +142,24 @@ ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
   return {view, SmallVector<Value>(physical->begin(), physical->end())};
 }
 
+bool resolveElementAccess(RewriterBase &rewriter, Operation *op, const LayoutMap &layouts) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  if (auto load = dyn_cast<memref::LoadOp>(op); load && layouts.count(load.getMemRef())) {
+    ElementRef ref =
+        resolveElement(rewriter, load.getLoc(), layouts, load.getMemRef(), load.getIndices());
+    rewriter.replaceOpWithNewOp<memref::LoadOp>(load, ref.memref, ref.indices);
+    return true;
+  }
+  if (auto store = dyn_cast<memref::StoreOp>(op); store && layouts.count(store.getMemRef())) {
+    ElementRef ref =
+        resolveElement(rewriter, store.getLoc(), layouts, store.getMemRef(), store.getIndices());
+    rewriter.replaceOpWithNewOp<memref::StoreOp>(store, store.getValue(), ref.memref, ref.indices);
+    return true;
+  }
+  return false;
+}
+
 void buildLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
                 function_ref<void(OpBuilder &, Location, ValueRange)> body) {
   SmallVector<Value> lbs, ubs, steps;

@@ -123,6 +123,15 @@ public:
         return emitError(old.getLoc(), "fragment still used after lowering");
       rewriter.eraseOp(old.getDefiningOp());
     }
+    // Elements the author reads or writes directly of a tensor with an
+    // index-map layout: through the layout (copies and atomics already are).
+    SmallVector<Operation *> accesses;
+    func.walk([&](Operation *op) {
+      if (isa<memref::LoadOp, memref::StoreOp>(op))
+        accesses.push_back(op);
+    });
+    for (Operation *op : accesses)
+      resolveElementAccess(rewriter, op, layouts);
     if (failed(swizzleAccesses()))
       return failure();
     replaceTranscendentals();
