@@ -146,6 +146,19 @@ struct ConvertTLToCPUPass
       if (auto map = dyn_cast<IndexMapLayoutAttr>(op.getLayout()))
         layouts[op.getBuffer()] = map;
     });
+    // Elements the author reads or writes directly (in a parallel loop, say)
+    // of a tensor with an index-map layout: through the layout, once, before
+    // the patterns run (their own accesses are resolved as they are built; a
+    // resolved view may fold back to the tensor, so no pattern may resolve
+    // again).
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> accesses;
+    module.walk([&](Operation *op) {
+      if (isa<memref::LoadOp, memref::StoreOp>(op))
+        accesses.push_back(op);
+    });
+    for (Operation *op : accesses)
+      resolveElementAccess(rewriter, op, layouts);
     SmallVector<KernelOp> kernels;
     module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
     for (KernelOp kernel : kernels)

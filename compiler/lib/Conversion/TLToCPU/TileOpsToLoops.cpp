@@ -178,25 +178,12 @@ struct AtomicAddToRMW : OpRewritePattern<AtomicAddOp> {
   const LayoutMap &layouts;
 };
 
-/// An element the kernel author reads or writes directly (in a parallel
-/// loop, say) of a tensor with an index-map layout: through the layout.
-template <typename AccessOp>
-struct ElementAccessThroughLayout : OpRewritePattern<AccessOp> {
-  ElementAccessThroughLayout(MLIRContext *context, const LayoutMap &layouts)
-      : OpRewritePattern<AccessOp>(context), layouts(layouts) {}
-  LogicalResult matchAndRewrite(AccessOp op, PatternRewriter &rewriter) const override {
-    return success(resolveElementAccess(rewriter, op, layouts));
-  }
-  const LayoutMap &layouts;
-};
-
 } // namespace
 
 void populateTileOpsToLoopsPatterns(RewritePatternSet &patterns,
                                     const LayoutMap &layouts) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<CopyToLoops, AtomicAddToRMW, ElementAccessThroughLayout<memref::LoadOp>,
-               ElementAccessThroughLayout<memref::StoreOp>>(context, layouts);
+  patterns.add<CopyToLoops, AtomicAddToRMW>(context, layouts);
   patterns.add<GemmToLoops, ReduceToLoops>(context);
 }
 
