@@ -1,6 +1,6 @@
 // Flash-attention forward, line for line after the reference's flashattn_fwd,
-// with two deviations that keep its results: keys past a ragged end are
-// masked, and the causal mask is built only for the key blocks that cross the
+// with three deviations that keep its results: keys past a ragged end are
+// masked; the causal mask is built only for the key blocks that cross the
 // diagonal (the others start from zeros, as the non-causal kernel does); and
 // causal query blocks run heaviest first.
 #include "mha/mha.h"
