@@ -15,20 +15,11 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
                       int block_M, int block_N, int threads, int num_stages) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
-  const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_bwd");
-  Buffer Q = p.tensor("Q", shape, dtype);
-  Buffer K = p.tensor("K", shape, dtype);
-  Buffer V = p.tensor("V", shape, dtype);
-  Buffer dO = p.tensor("dO", shape, dtype);
-  Buffer lse = p.tensor("lse", {batch, heads, seq_len}, accum_dtype);
-  Buffer Delta = p.tensor("Delta", {batch, heads, seq_len}, accum_dtype);
-  Buffer dQ = p.tensor("dQ", shape, accum_dtype);
-  Buffer dK = p.output("dK", shape, dtype);
-  Buffer dV = p.output("dV", shape, dtype);
+  auto [Q, K, V, dO, lse, Delta, dQ, dK, dV] = backwardTensors(p, batch, heads, seq_len, dim);
 
   p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads,
            [&](Expr bx, Expr by, Expr bz) {
@@ -102,6 +93,16 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
     copy(dk_shared, dK(bz, slice(by * block_M, block_M), bx, all));
   });
   return p;
+}
+
+BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, int dim) {
+  const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
+  const std::vector<std::int64_t> rows = {batch, heads, seq_len};
+  return {p.tensor("Q", shape, f16),      p.tensor("K", shape, f16),
+          p.tensor("V", shape, f16),      p.tensor("dO", shape, f16),
+          p.tensor("lse", rows, f32),     p.tensor("Delta", rows, f32),
+          p.tensor("dQ", shape, f32),     p.output("dK", shape, f16),
+          p.output("dV", shape, f16)};
 }
 
 BlockSizes backwardBlocks(int dim) { return {128, dim <= 64 ? 128 : 32}; }

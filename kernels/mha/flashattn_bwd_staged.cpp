@@ -19,20 +19,11 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
                              int block_M, int block_N, int threads, int num_stages) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
-  const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_bwd");
-  Buffer Q = p.tensor("Q", shape, dtype);
-  Buffer K = p.tensor("K", shape, dtype);
-  Buffer V = p.tensor("V", shape, dtype);
-  Buffer dO = p.tensor("dO", shape, dtype);
-  Buffer lse = p.tensor("lse", {batch, heads, seq_len}, accum_dtype);
-  Buffer Delta = p.tensor("Delta", {batch, heads, seq_len}, accum_dtype);
-  Buffer dQ = p.tensor("dQ", shape, accum_dtype);
-  Buffer dK = p.output("dK", shape, dtype);
-  Buffer dV = p.output("dV", shape, dtype);
+  auto [Q, K, V, dO, lse, Delta, dQ, dK, dV] = backwardTensors(p, batch, heads, seq_len, dim);
 
   // Block (bx, by, bz): keys by*block_M .. +block_M of head bx, batch bz; it
   // walks the queries block_N at a time.

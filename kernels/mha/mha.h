@@ -34,6 +34,15 @@ dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim,
                            bool is_causal, int block_M, int block_N,
                            int threads = 32, int num_stages = 0);
 
+/// The backward main kernel's parameters, declared on `p` in the order both
+/// backward programs take them (the attention API calls either alike): Q, K,
+/// V, dO (f16), lse, Delta (f32 rows), dQ (f32, accumulated), then the
+/// outputs dK, dV (f16).
+struct BackwardTensors {
+  dsl::Buffer Q, K, V, dO, lse, Delta, dQ, dK, dV;
+};
+BackwardTensors backwardTensors(dsl::Program &p, int batch, int heads, int seq_len, int dim);
+
 /// The same backward as flashattn_bwd, with P and dS staged in shared memory
 /// so that every gemm takes square warp tiles (FlashAttention-2's
 /// arrangement): fewer shared-memory reads per mma than the reference's

@@ -142,22 +142,28 @@ ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
   return {view, SmallVector<Value>(physical->begin(), physical->end())};
 }
 
-bool resolveElementAccess(RewriterBase &rewriter, Operation *op, const LayoutMap &layouts) {
+void resolveElementAccesses(RewriterBase &rewriter, Operation *root, const LayoutMap &layouts) {
+  SmallVector<Operation *> accesses;
+  root->walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op); load && layouts.count(load.getMemRef()))
+      accesses.push_back(op);
+    else if (auto store = dyn_cast<memref::StoreOp>(op); store && layouts.count(store.getMemRef()))
+      accesses.push_back(op);
+  });
   OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  if (auto load = dyn_cast<memref::LoadOp>(op); load && layouts.count(load.getMemRef())) {
-    ElementRef ref =
-        resolveElement(rewriter, load.getLoc(), layouts, load.getMemRef(), load.getIndices());
-    rewriter.replaceOpWithNewOp<memref::LoadOp>(load, ref.memref, ref.indices);
-    return true;
-  }
-  if (auto store = dyn_cast<memref::StoreOp>(op); store && layouts.count(store.getMemRef())) {
+  for (Operation *op : accesses) {
+    rewriter.setInsertionPoint(op);
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      ElementRef ref =
+          resolveElement(rewriter, load.getLoc(), layouts, load.getMemRef(), load.getIndices());
+      rewriter.replaceOpWithNewOp<memref::LoadOp>(load, ref.memref, ref.indices);
+      continue;
+    }
+    auto store = cast<memref::StoreOp>(op);
     ElementRef ref =
         resolveElement(rewriter, store.getLoc(), layouts, store.getMemRef(), store.getIndices());
     rewriter.replaceOpWithNewOp<memref::StoreOp>(store, store.getValue(), ref.memref, ref.indices);
-    return true;
   }
-  return false;
 }
 
 void buildLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,

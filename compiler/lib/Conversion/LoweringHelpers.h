@@ -23,12 +23,12 @@ ElementRef resolveElement(mlir::OpBuilder &b, mlir::Location loc,
                           const LayoutMap &layouts, mlir::Value buffer,
                           mlir::ValueRange indices);
 
-/// A memref.load or memref.store of an element of a buffer with an
-/// index-map layout (an element access the kernel author wrote, e.g. in a
-/// parallel loop) rewritten to go through the layout; false (and nothing
-/// changed) for any other op.
-bool resolveElementAccess(mlir::RewriterBase &rewriter, mlir::Operation *op,
-                          const LayoutMap &layouts);
+/// Every memref.load and memref.store under `root` of an element of a buffer
+/// with an index-map layout (an access the kernel author wrote, e.g. in a
+/// parallel loop) rewritten to go through the layout. Run it once: a
+/// resolved view may fold back to the buffer.
+void resolveElementAccesses(mlir::RewriterBase &rewriter, mlir::Operation *root,
+                            const LayoutMap &layouts);
 
 /// scf.for nest over [0, extent) per extent; `body` runs at the innermost
 /// point with the induction variables. An empty `extents` runs body once.

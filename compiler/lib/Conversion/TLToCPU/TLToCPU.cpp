@@ -152,13 +152,7 @@ struct ConvertTLToCPUPass
     // resolved view may fold back to the tensor, so no pattern may resolve
     // again).
     IRRewriter rewriter(&getContext());
-    SmallVector<Operation *> accesses;
-    module.walk([&](Operation *op) {
-      if (isa<memref::LoadOp, memref::StoreOp>(op))
-        accesses.push_back(op);
-    });
-    for (Operation *op : accesses)
-      resolveElementAccess(rewriter, op, layouts);
+    resolveElementAccesses(rewriter, module, layouts);
     SmallVector<KernelOp> kernels;
     module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
     for (KernelOp kernel : kernels)

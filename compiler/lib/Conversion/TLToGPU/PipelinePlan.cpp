@@ -90,23 +90,25 @@ bool readOnlyAfter(Value tile, CopyOp copy, Block &body) {
   return true;
 }
 
+/// Some op for which `within` holds writes `tensor`.
+bool writtenBy(Value tensor, function_ref<bool(Operation *)> within) {
+  return llvm::any_of(tensor.getUsers(), [&](Operation *user) {
+    if (!within(user))
+      return false;
+    if (auto copy = dyn_cast<CopyOp>(user))
+      return copy.getDst() == tensor;
+    if (auto gemm = dyn_cast<GemmOp>(user))
+      return gemm.getC() == tensor;
+    if (auto reduce = dyn_cast<ReduceOp>(user))
+      return reduce.getDst() == tensor;
+    return isa<FillOp, AtomicAddOp, memref::StoreOp>(user);
+  });
+}
+
 /// Some op of the loop body writes `tensor` (a prefetched copy would then miss
 /// the write).
 bool writtenIn(Value tensor, Block &body) {
-  bool written = false;
-  for (Operation *user : tensor.getUsers()) {
-    if (!body.findAncestorOpInBlock(*user))
-      continue;
-    if (auto copy = dyn_cast<CopyOp>(user))
-      written |= copy.getDst() == tensor;
-    else if (auto gemm = dyn_cast<GemmOp>(user))
-      written |= gemm.getC() == tensor;
-    else if (auto reduce = dyn_cast<ReduceOp>(user))
-      written |= reduce.getDst() == tensor;
-    else
-      written |= isa<FillOp, AtomicAddOp, memref::StoreOp>(user);
-  }
-  return written;
+  return writtenBy(tensor, [&](Operation *user) { return body.findAncestorOpInBlock(*user); });
 }
 
 /// The copy moves a global tensor into the whole of a shared tile, same
@@ -141,22 +143,14 @@ SmallVector<std::pair<CopyOp, int64_t>> entryCopies(PipelinedOp loop, Operation 
                                                     const lowering::LayoutMap &layouts) {
   SmallVector<std::pair<CopyOp, int64_t>> found;
   SmallVector<Operation *> between; // the ops after the candidate, up to the loop
-  auto touches = [&](Value tile, Value src) {
-    return llvm::any_of(between, [&](Operation *other) {
-      bool hit = false;
-      other->walk([&](Operation *inner) {
-        hit |= llvm::is_contained(inner->getOperands(), tile);
-        if (auto c = dyn_cast<CopyOp>(inner))
-          hit |= c.getDst() == src;
-        else if (isa<AtomicAddOp, memref::StoreOp>(inner))
-          hit |= llvm::is_contained(inner->getOperands(), src);
-      });
-      return hit;
-    });
+  auto inBetween = [&](Operation *user) {
+    return llvm::any_of(between, [&](Operation *op) { return op->isAncestor(user); });
   };
   for (Operation *op = loop->getPrevNode(); op && !isa<PipelinedOp>(op); op = op->getPrevNode()) {
     auto copy = dyn_cast<CopyOp>(op);
-    if (copy && asyncCapable(copy, func, layouts) && !touches(copy.getDst(), copy.getSrc()) &&
+    if (copy && asyncCapable(copy, func, layouts) &&
+        llvm::none_of(copy.getDst().getUsers(), inBetween) &&
+        !writtenBy(copy.getSrc(), inBetween) &&
         llvm::any_of(copy.getDst().getUsers(),
                      [&](Operation *user) { return loop->isAncestor(user); }))
       found.push_back({copy, pieceBytes(copy)});

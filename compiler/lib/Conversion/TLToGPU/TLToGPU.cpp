@@ -125,13 +125,7 @@ public:
     }
     // Elements the author reads or writes directly of a tensor with an
     // index-map layout: through the layout (copies and atomics already are).
-    SmallVector<Operation *> accesses;
-    func.walk([&](Operation *op) {
-      if (isa<memref::LoadOp, memref::StoreOp>(op))
-        accesses.push_back(op);
-    });
-    for (Operation *op : accesses)
-      resolveElementAccess(rewriter, op, layouts);
+    resolveElementAccesses(rewriter, func, layouts);
     if (failed(swizzleAccesses()))
       return failure();
     replaceTranscendentals();
@@ -498,9 +492,19 @@ private:
         index(b, loc, layout.colsPerThread()));
   }
 
-  /// i1: this thread is the one that writes out a replicated MmaRow element.
+  /// i1: this thread is the one that writes out a replicated element (of an
+  /// MmaRow fragment, or a 1-D split Row one); null where elements have one
+  /// holder.
   Value rowWriter(Location loc, const FragmentLayout &layout) {
     auto &b = rewriter;
+    if (layout.kind == FragmentLayout::Kind::Row)
+      return layout.split > 1 && layout.cols == 0
+                 ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         arith::RemUIOp::create(b, loc, tid, index(b, loc, layout.split)),
+                                         index(b, loc, 0)).getResult()
+                 : Value();
+    if (layout.kind != FragmentLayout::Kind::MmaRow)
+      return Value();
     Value firstOfQuad = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
         index(b, loc, 0));
@@ -962,15 +966,7 @@ private:
         return success();
       }
       // A replicated row vector is written out by one of its holders only.
-      Value writer;
-      if (layout.kind == FragmentLayout::Kind::MmaRow && !isFragment(dst))
-        writer = rowWriter(loc, layout);
-      else if (layout.kind == FragmentLayout::Kind::Row && layout.split > 1 &&
-               shape.size() == 1 && !isFragment(dst))
-        writer = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::eq,
-            arith::RemUIOp::create(rewriter, loc, tid, index(rewriter, loc, layout.split)),
-            index(rewriter, loc, 0));
+      Value writer = isFragment(dst) ? Value() : rowWriter(loc, layout);
       forOwned(loc, layout, shape, [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
         SmallVector<Value> squeezed;
         for (auto [d, extent] : llvm::enumerate(shape))
