@@ -81,15 +81,18 @@ func.func @rows(%A: memref<24x16xf16>, %C: memref<24x24xf32> {tl.output}) {
 // -----
 
 // Pipelined with 2 stages: the A and B tiles of iteration k are issued as
-// cp.async groups at the top of iteration k - 2 (two iterations in a
-// prologue) into 3 rotating copies each (3 * (4096 + 4096) bytes of shared
-// memory). Where a copy stood, the thread waits until only the groups issued
-// after it are pending (bias: the 2 * 3 of the next two iterations) and a
-// barrier publishes the tile; the A and B copies, followed by the next planned
-// copy with only index math between, leave their wait to the bias copy's
-// (groups complete in order). The 1-D bias copy moves in 8-byte pieces (f32
-// pairs): its dynamic offset k * 32 + 2 is known to be even, no more; the copy
-// to a local buffer is not a global -> shared copy and stays synchronous.
+// cp.async groups in iteration k - 2 (two iterations in a prologue) into 3
+// rotating copies each (3 * (4096 + 4096) bytes of shared memory). Where a
+// copy stood, the thread waits until only the groups issued after it are
+// pending and a barrier publishes the tile; the A and B copies, followed by
+// the next planned copy with only index math between, leave their wait to the
+// bias copy's (groups complete in order). That first wait (bias: the 3 groups
+// of iteration k+1 may still be pending) is followed by the issue of
+// iteration k+2: its barrier is also the one that keeps the issue from
+// overwriting the copies iteration k-1 read, so the loop has no barrier of
+// its own at the top. The 1-D bias copy moves in 8-byte pieces (f32 pairs):
+// its dynamic offset k * 32 + 2 is known to be even, no more; the copy to a
+// local buffer is not a global -> shared copy and stays synchronous.
 // CHECK-LABEL: gpu.func @pipelined(
 // CHECK-SAME: tl.shared_bytes = 24960
 // CHECK: scf.if
@@ -97,15 +100,15 @@ func.func @rows(%A: memref<24x16xf16>, %C: memref<24x24xf32> {tl.output}) {
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.commit.group
-// CHECK: scf.for
-// CHECK: gpu.barrier
+// CHECK: scf.for %arg{{[0-9]+}} = %c0{{[_0-9]*}} to %c8
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: nvvm.cp.async
+// CHECK: nvvm.cp.async.wait.group 3
+// CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 8, cache = ca
 // CHECK: nvvm.cp.async.commit.group
-// CHECK-NOT: nvvm.cp.async.wait.group
-// CHECK: nvvm.cp.async.wait.group 6
-// CHECK-NEXT: gpu.barrier
 // CHECK-NOT: nvvm.cp.async
 // CHECK: mma.sync
 // CHECK: nvvm.cp.async.wait.group 0
@@ -144,15 +147,20 @@ func.func @pipelined(%A: memref<64x256xf16>, %B: memref<256x64xf16>, %bias: memr
 
 // B in a fragment: mma.sync cannot take it from the registers of the threads
 // that hold it, so the lowering stages it through a shared tile (4096 bytes
-// after the 4096 of A): barrier, each thread stores what it owns (B itself
-// keeps the Row layout: nothing moves it to another fragment), barrier, then
-// ldmatrix reads it like any shared operand.
+// after the 4096 of A): each thread stores what it owns (B itself keeps the
+// Row layout: nothing moves it to another fragment), a barrier, then ldmatrix
+// reads it like any shared operand. Of the barriers around the two shared
+// writes only that one is left: the kernel's start orders A's copy, and A's
+// copy and the staging write different bytes (BarrierElision.h).
 // CHECK-LABEL: gpu.func @b_fragment(
 // CHECK-SAME: tl.fragment_layout = "mma"
 // CHECK-SAME: tl.shared_bytes = 8192
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.store {{.*}} : memref<64x32xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-NOT: gpu.barrier
 // CHECK: memref.store {{.*}} : memref<32x64xf16, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16"
 // CHECK: mma.sync
 func.func @b_fragment(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x64xf32> {tl.output}) {
@@ -175,10 +183,14 @@ func.func @b_fragment(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<6
 // Shared tiles whose lives do not overlap share bytes: %a is dead once its
 // contents reach the fragment, so %b takes its place (8192 bytes, not 16384).
 // The copy into %b starts with a barrier, as every shared write does, so no
-// thread overwrites %a while another still reads it.
+// thread overwrites %a while another still reads it (barrier elision keeps it:
+// the bytes are the same).
 // CHECK-LABEL: gpu.func @reuse(
 // CHECK-SAME: tl.shared_bytes = 8192
-// CHECK-COUNT-2: memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xf16
+// CHECK-COUNT-2: memref.view %{{.*}}[%c0{{.*}}][] {tl.shared_range = array<i64: 0, 8192>} : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xf16
+// CHECK: memref.load %view_1[
+// CHECK: gpu.barrier
+// CHECK: memref.store {{.*}}, %view[
 func.func @reuse(%A: memref<64x64xf16>, %C: memref<64x64xf16> {tl.output}) {
   tl.kernel grid [1] threads 128 {
   ^bb0(%bx: index):
@@ -198,13 +210,15 @@ func.func @reuse(%A: memref<64x64xf16>, %C: memref<64x64xf16> {tl.output}) {
 
 // Square puts 2 x 2 warps on the tile, so two warps hold each row: after the
 // quad shuffles, each warp's row partials meet in a [2, 64] shared scratch
-// (512 bytes after A and B) and every thread combines them.
+// (512 bytes after A and B) and every thread combines them. The barrier the
+// reduction puts before its scratch writes is elided: since the last barrier
+// (after B's copy) threads have only read A and B.
 // CHECK-LABEL: gpu.func @rows_across_warps(
 // CHECK-SAME: tl.fragment_layout = "mma"
 // CHECK-SAME: tl.shared_bytes = 8704
 // CHECK: mma.sync
 // CHECK: gpu.shuffle xor
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: memref.store {{.*}} : memref<2x64xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK: memref.load {{.*}} : memref<2x64xf32, #gpu.address_space<workgroup>>
@@ -233,9 +247,9 @@ func.func @rows_across_warps(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %R: m
 // the write), so exactly one copy goes asynchronous.
 // CHECK-LABEL: gpu.func @copy_first(
 // CHECK: scf.for
-// CHECK: nvvm.cp.async.commit.group
-// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
 // CHECK-NOT: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: gpu.return

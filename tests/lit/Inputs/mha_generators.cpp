@@ -19,3 +19,14 @@ TLC_GENERATOR(flash_bwd,
   return mha::flashattn_bwd(a["batch"], a["heads"], a["seq_len"], a["dim"], a["causal"] != 0,
                             a["block_M"], a["block_N"], a["threads"], a["num_stages"]);
 }
+
+// The tuned backward's program (P and dS staged in shared memory), at the
+// H200's D=64 configuration.
+TLC_GENERATOR(flash_bwd_staged,
+              ({{"batch", 4}, {"heads", 32}, {"seq_len", 4096}, {"dim", 64}, {"causal", 0},
+                {"block_M", 128}, {"block_N", 128}, {"threads", 256}, {"num_stages", 1}}))
+(const tl::dsl::GeneratorArgs &a) {
+  return mha::flashattn_bwd_staged(a["batch"], a["heads"], a["seq_len"], a["dim"],
+                                   a["causal"] != 0, a["block_M"], a["block_N"], a["threads"],
+                                   a["num_stages"]);
+}

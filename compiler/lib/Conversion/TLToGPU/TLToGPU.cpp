@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../LoweringHelpers.h"
+#include "BarrierElision.h"
 #include "FragmentLayout.h"
 #include "PipelinePlan.h"
 
@@ -37,6 +38,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -129,6 +131,7 @@ public:
     if (failed(swizzleAccesses()))
       return failure();
     replaceTranscendentals();
+    elideRedundantBarriers(func);
     func->setAttr("tl.shared_bytes", rewriter.getI64IntegerAttr(sharedBytes));
     return success();
   }
@@ -221,7 +224,8 @@ private:
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointAfter(sharedBase.getDefiningOp());
     swizzle = swizzle && swizzlable(type);
-    Value view = sharedView(loc, type, index(rewriter, loc, offset), swizzle);
+    Value view = sharedView(loc, type, index(rewriter, loc, offset), swizzle,
+                            {offset, offset + bytes * copies});
     if (copies > 1)
       rotating[view] = {offset, bytes, copies, swizzle};
     return view;
@@ -235,13 +239,16 @@ private:
            (type.getDimSize(1) * 2) % 128 == 0 && type.getDimSize(0) % 8 == 0;
   }
 
-  /// A shared tile of `type` at `byteOffset` of dynamic shared memory.
-  Value sharedView(Location loc, MemRefType type, Value byteOffset, bool swizzle) {
+  /// A shared tile of `type` at `byteOffset` of dynamic shared memory, within
+  /// the bytes `range` (all copies of a rotating tile; see BarrierElision.h).
+  Value sharedView(Location loc, MemRefType type, Value byteOffset, bool swizzle,
+                   std::array<int64_t, 2> range) {
     auto viewType = MemRefType::get(
         type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
         gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
     Value view = memref::ViewOp::create(rewriter, loc, viewType, sharedBase, byteOffset,
                                         ValueRange{});
+    view.getDefiningOp()->setAttr(kSharedRangeAttr, rewriter.getDenseI64ArrayAttr(range));
     shared.insert(view);
     if (swizzle)
       swizzled.insert(view);
@@ -258,7 +265,8 @@ private:
     Value offset = arith::AddIOp::create(
         rewriter, loc, index(rewriter, loc, r.offset),
         arith::MulIOp::create(rewriter, loc, stage, index(rewriter, loc, r.bytes)));
-    return sharedView(loc, cast<MemRefType>(tile.getType()), offset, r.swizzle);
+    return sharedView(loc, cast<MemRefType>(tile.getType()), offset, r.swizzle,
+                      {r.offset, r.offset + r.bytes * r.copies});
   }
 
   /// The stored column of logical (row, col) in a swizzled tile.
@@ -451,9 +459,7 @@ private:
         body(rewriter, loc, owned, {add(loc, rowBase, offset)});
         continue;
       }
-      int64_t tile = slot / 4, e = slot % 4;
-      int64_t row = (tile / layout.tilesN()) * 16 + (e / 2) * 8;
-      int64_t col = (tile % layout.tilesN()) * 8 + e % 2;
+      auto [row, col] = mmaSlotOffset(layout, slot);
       body(rewriter, loc, owned, {add(loc, rowBase, row), add(loc, colBase, col)});
     }
   }
@@ -463,6 +469,14 @@ private:
   }
 
   /// Row of this thread's first element in an Mma tile, and its column.
+  /// Where slot `slot` of an Mma accumulator lies from the thread's bases
+  /// (mmaBases): slots 4t..4t+3 of m16n8 tile t are (r, c), (r, c+1),
+  /// (r+8, c), (r+8, c+1).
+  static std::pair<int64_t, int64_t> mmaSlotOffset(const FragmentLayout &layout, int64_t slot) {
+    int64_t tile = slot / 4, e = slot % 4;
+    return {(tile / layout.tilesN()) * 16 + (e / 2) * 8, (tile % layout.tilesN()) * 8 + e % 2};
+  }
+
   std::pair<Value, Value> mmaBases(Location loc, const FragmentLayout &layout) {
     auto &b = rewriter;
     Value wm = arith::DivUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
@@ -604,11 +618,13 @@ private:
   //===--------------------------------------------------------------------===//
 
   /// num_stages = s with planned copies: each planned copy of iteration k is
-  /// issued at the top of iteration k - s (the first s in a prologue) as its
-  /// own cp.async group into rotating copy (k - start) % (s+1) of its tile; where the
-  /// copy stood, the thread waits for that group and a barrier publishes the
-  /// tile. A barrier at the top of each iteration keeps the copies issued
-  /// there from overwriting the tile the iteration before was reading.
+  /// issued in iteration k - s (the first s in a prologue) as its own
+  /// cp.async group into rotating copy (k - start) % (s+1) of its tile; where
+  /// the copy stood, the thread waits for that group and a barrier publishes
+  /// the tile. Iteration k issues right after its first wait's barrier: every
+  /// thread has then finished iteration k-1, the last reader of the rotating
+  /// copies it overwrites (planned tiles are read only after their copy), so
+  /// that barrier also guards the overwrite and the loop needs no other.
   LogicalResult lowerPipelined(PipelinedOp op) {
     Location loc = op.getLoc();
     Block &body = op.getBody().front();
@@ -635,16 +651,16 @@ private:
     rewriter.eraseOp(op);
     Block &loopBody = *loop.getBody();
     Value k = loop.getInductionVar(), start = loop.getLowerBound();
-    // The loop's header: a barrier, the copies of iteration k + stages, and
-    // the views of this iteration's rotating copies. The body's own ops
-    // follow; the planned copies among them are replaced below.
+    // The loop's header: the views of this iteration's rotating copies. The
+    // body's own ops follow; the planned copies among them are replaced below
+    // by waits, and the first wait is followed by the issue of iteration
+    // k + stages.
     rewriter.setInsertionPointToStart(&loopBody);
-    barrier(loc);
-    issueIteration(loc, plan, loopBody, add(loc, k, stages), loop.getUpperBound(), start);
     SmallVector<Value> views;
     for (CopyOp copy : plan.copies)
       views.push_back(stageView(loc, copy.getDst(), k, start));
     Operation *headerEnd = views.back().getDefiningOp();
+    bool issued = false;
     for (auto [j, copyRef] : llvm::enumerate(plan.copies)) {
       CopyOp copy = copyRef;
       Value tile = copy.getDst();
@@ -652,19 +668,26 @@ private:
         return loop->isAncestor(use.getOwner()) && use.getOwner() != copy.getOperation();
       });
       // Groups committed after this copy's group of iteration k: the later
-      // copies of iteration k and every group of the next `stages` iterations.
-      // A copy followed by the next planned one, with only pure ops (index
-      // math) between them, needs no wait of its own: groups complete in
-      // order, so the next one's wait covers it (and its barrier publishes
-      // both tiles).
+      // copies of iteration k and every group of the iterations after it
+      // issued so far (k+1 .. k+stages-1 before the first wait, up to
+      // k+stages after it). A copy followed by the next planned one, with
+      // only pure ops (index math) between them, needs no wait of its own:
+      // groups complete in order, so the next one's wait covers it (and its
+      // barrier publishes both tiles).
       if (!(j + 1 < plan.copies.size() && onlyPureOpsBetween(copy, plan.copies[j + 1]))) {
         rewriter.setInsertionPoint(copy);
+        int64_t ahead = issued ? stages : stages - 1;
         NVVM::CpAsyncWaitGroupOp::create(rewriter, copy.getLoc(),
-                                         static_cast<int32_t>(groups - 1 - j + groups * stages));
+                                         static_cast<int32_t>(groups - 1 - j + groups * ahead));
         barrier(copy.getLoc());
+        if (!issued) {
+          issueIteration(loc, plan, loopBody, add(loc, k, stages), loop.getUpperBound(), start);
+          issued = true;
+        }
       }
-      rewriter.eraseOp(copy);
     }
+    for (CopyOp copy : plan.copies) // after the issue, which reads them
+      rewriter.eraseOp(copy);
     rewriter.setInsertionPointAfter(loop);
     NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
     // The header is already thread-level.
@@ -886,6 +909,56 @@ private:
     }, f.layout.split);
   }
 
+  /// A copy of an Mma accumulator to shared or global memory can store each
+  /// thread's column pairs (slots 2i, 2i+1: adjacent columns of one row) as
+  /// one access: the fragment's columns run along the destination's last,
+  /// contiguous dimension, which has an even extent and an even offset (a
+  /// pair is then wholly inside a ragged tensor or wholly past its end). A
+  /// swizzled tile keeps pairs together (it moves 16-byte chunks).
+  bool mmaPairs(CopyOp op, Value fragment) {
+    Value dst = op.getDst();
+    if (fragment != op.getSrc() || isFragment(dst) || isLocal(dst) || layouts.count(dst) ||
+        fragments.find(fragment)->second.layout.kind != FragmentLayout::Kind::Mma)
+      return false;
+    auto type = cast<MemRefType>(dst.getType());
+    auto fragmentType = cast<MemRefType>(fragment.getType());
+    return fragmentType.getRank() == 2 && op.getDstSizes().back() == fragmentType.getDimSize(1) &&
+           type.getDimSize(type.getRank() - 1) % 2 == 0 &&
+           knownDivisor(op.getDstOffsets().back()) % 2 == 0;
+  }
+
+  /// The copy of mmaPairs: one 2-element store per column pair.
+  void copyMmaPairs(CopyOp op, Value fragment) {
+    Location loc = op.getLoc();
+    Value dst = op.getDst();
+    const Fragment &f = fragments.find(fragment)->second;
+    Type element = cast<MemRefType>(dst.getType()).getElementType();
+    auto pairType = VectorType::get({2}, element);
+    auto alignment = llvm::MaybeAlign(2 * cast<MemRefType>(dst.getType()).getElementTypeBitWidth() / 8);
+    auto [rowBase, colBase] = mmaBases(loc, f.layout);
+    for (int64_t slot = 0; slot < f.layout.count(); slot += 2) {
+      auto [row, col] = mmaSlotOffset(f.layout, slot);
+      SmallVector<Value> at = regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),
+                                            ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
+      SmallVector<Value> elements;
+      for (int64_t e : {slot, slot + 1})
+        elements.push_back(convertFloat(
+            rewriter, loc,
+            memref::LoadOp::create(rewriter, loc, f.storage, ValueRange{index(rewriter, loc, e)}),
+            element));
+      Value pair = vector::FromElementsOp::create(rewriter, loc, pairType, elements);
+      if (!isGlobal(dst)) {
+        vector::StoreOp::create(rewriter, loc, pair, dst, at, false, alignment);
+        continue;
+      }
+      scf::IfOp::create(rewriter, loc, insideBuffer(rewriter, loc, dst, at),
+                        [&](OpBuilder &b, Location loc) {
+                          vector::StoreOp::create(b, loc, pair, dst, at, false, alignment);
+                          scf::YieldOp::create(b, loc);
+                        });
+    }
+  }
+
   /// A fragment side of a copy must be the whole fragment.
   LogicalResult checkWholeFragment(CopyOp op, Value buffer, OperandRange offsets,
                                    ArrayRef<int64_t> sizes) {
@@ -960,6 +1033,13 @@ private:
       const FragmentLayout &layout = fragments.find(fragment)->second.layout;
       if (int64_t width = rowVectorWidth(op, fragment)) {
         copyRowVectors(op, fragment, width);
+        if (writesShared)
+          barrier(loc);
+        rewriter.eraseOp(op);
+        return success();
+      }
+      if (mmaPairs(op, fragment)) {
+        copyMmaPairs(op, fragment);
         if (writesShared)
           barrier(loc);
         rewriter.eraseOp(op);

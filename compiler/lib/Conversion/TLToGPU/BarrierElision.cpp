@@ -1,0 +1,275 @@
+//===- BarrierElision.cpp - drop the barriers that order nothing ----------===//
+//
+// See BarrierElision.h for the rule. The walk runs on the thread-level code
+// the GPU lowering made (memref, vector, scf, nvvm and llvm ops), where every
+// shared access reaches its tile either through a memref view or through an
+// address computed, by pure ops, from the tile's aligned pointer.
+//
+//===----------------------------------------------------------------------===//
+#include "BarrierElision.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+
+namespace tl::gpu_lowering {
+namespace {
+
+constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+
+/// Bytes an access may touch: of shared memory, of a kernel argument in
+/// global memory (range [n, n+1) for argument n: arguments are assumed not to
+/// alias), or of anything.
+struct Access {
+  enum class Space { Shared, Global, Anything } space;
+  int64_t first = 0, end = kAll;
+  bool write = false;
+};
+
+bool conflict(const Access &a, const Access &b) {
+  if (!a.write && !b.write)
+    return false;
+  if (a.space == Access::Space::Anything || b.space == Access::Space::Anything)
+    return true;
+  return a.space == b.space && a.first < b.end && b.first < a.end;
+}
+
+bool conflict(ArrayRef<Access> before, ArrayRef<Access> after) {
+  for (const Access &a : before)
+    for (const Access &b : after)
+      if (conflict(a, b))
+        return true;
+  return false;
+}
+
+const Access kAnything{Access::Space::Anything, 0, kAll, true};
+const Access kAllShared{Access::Space::Shared, 0, kAll, true};
+
+/// The accesses of `op` other than barriers (ops with regions: of every op
+/// they hold).
+class AccessFinder {
+public:
+  explicit AccessFinder(gpu::GPUFuncOp func) : func(func) {}
+
+  void collect(Operation *op, SmallVectorImpl<Access> &out) {
+    if (op->getNumRegions() == 0) {
+      const SmallVector<Access> &own = of(op);
+      out.append(own.begin(), own.end());
+      return;
+    }
+    op->walk([&](Operation *inner) {
+      if (inner->getNumRegions() == 0) {
+        const SmallVector<Access> &own = of(inner);
+        out.append(own.begin(), own.end());
+      }
+    });
+  }
+
+private:
+  const SmallVector<Access> &of(Operation *op) {
+    auto [entry, inserted] = cache.try_emplace(op);
+    if (inserted)
+      entry->second = compute(op);
+    return entry->second;
+  }
+
+  SmallVector<Access> compute(Operation *op) {
+    if (isa<gpu::BarrierOp, NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp, memref::AllocaOp>(op))
+      return {};
+    if (isa<NVVM::CpAsyncWaitGroupOp>(op))
+      return {kAllShared};
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return through(load.getMemRef(), false);
+    if (auto load = dyn_cast<vector::LoadOp>(op))
+      return through(load.getBase(), false);
+    if (auto store = dyn_cast<memref::StoreOp>(op))
+      return through(store.getMemRef(), true);
+    if (auto store = dyn_cast<vector::StoreOp>(op))
+      return through(store.getBase(), true);
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
+      return through(atomic.getMemref(), true);
+    if (auto load = dyn_cast<LLVM::LoadOp>(op))
+      return pointedTo(load.getAddr(), false);
+    if (auto store = dyn_cast<LLVM::StoreOp>(op))
+      return pointedTo(store.getAddr(), true);
+    if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
+      StringRef name = call.getIntrin();
+      if (name.starts_with("llvm.nvvm.ldmatrix") && call.getNumOperands() == 1)
+        return pointedTo(call.getOperand(0), false);
+      for (StringRef math : {"llvm.nvvm.ex2.", "llvm.nvvm.lg2.", "llvm.nvvm.rsqrt."})
+        if (name.starts_with(math))
+          return {};
+      return {kAnything};
+    }
+    if (auto assembly = dyn_cast<LLVM::InlineAsmOp>(op))
+      return assembly.getHasSideEffects() ? SmallVector<Access>{kAnything} : SmallVector<Access>{};
+    if (isMemoryEffectFree(op))
+      return {};
+    return {kAnything};
+  }
+
+  /// An access through `memref`: none for a thread's own registers
+  /// (memref.alloca), its tile's bytes for a shared view, global memory for a
+  /// kernel argument.
+  SmallVector<Access> through(Value memref, bool write) {
+    std::optional<Access> region = regionOf(memref);
+    if (!region)
+      return {};
+    region->write = write || region->space == Access::Space::Anything;
+    return {*region};
+  }
+
+  /// nullopt: private to the thread.
+  std::optional<Access> regionOf(Value memref) {
+    for (int depth = 0; depth < 16; ++depth) {
+      if (auto arg = dyn_cast<BlockArgument>(memref)) {
+        if (arg.getOwner()->getParentOp() == func.getOperation()) // apart, as in PipelinePlan.h
+          return Access{Access::Space::Global, arg.getArgNumber(), arg.getArgNumber() + 1, false};
+        return kAnything;
+      }
+      Operation *def = memref.getDefiningOp();
+      if (isa<memref::AllocaOp>(def))
+        return std::nullopt;
+      if (isa<gpu::DynamicSharedMemoryOp>(def))
+        return kAllShared;
+      if (auto view = dyn_cast<memref::ViewOp>(def)) {
+        auto range = view->getAttrOfType<DenseI64ArrayAttr>(kSharedRangeAttr);
+        if (!range || range.size() != 2)
+          return kAllShared;
+        return Access{Access::Space::Shared, range[0], range[1], false};
+      }
+      auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+      if (!viewLike)
+        return kAnything;
+      memref = viewLike.getViewSource();
+    }
+    return kAnything;
+  }
+
+  /// An access through an address: the tiles whose aligned pointers the
+  /// address is computed from by pure ops (anything when it is not).
+  SmallVector<Access> pointedTo(Value address, bool write) {
+    SmallVector<Access> regions;
+    DenseSet<Value> seen;
+    bool unknown = false;
+    addressSources(address, regions, seen, unknown);
+    if (unknown || regions.empty())
+      return {kAnything};
+    for (Access &region : regions)
+      region.write = write || region.space == Access::Space::Anything;
+    return regions;
+  }
+
+  void addressSources(Value value, SmallVectorImpl<Access> &regions, DenseSet<Value> &seen,
+                      bool &unknown) {
+    if (unknown || !seen.insert(value).second)
+      return;
+    if (seen.size() > 256) {
+      unknown = true;
+      return;
+    }
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      // A loop's induction variable is an offset; other block arguments
+      // (loop-carried values) could carry any address.
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!loop || arg != loop.getInductionVar())
+        unknown = true;
+      return;
+    }
+    Operation *def = value.getDefiningOp();
+    if (auto extract = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def)) {
+      std::optional<Access> region = regionOf(extract.getSource());
+      if (!region) {
+        unknown = true;
+        return;
+      }
+      regions.push_back(*region);
+      return;
+    }
+    if (def->getNumRegions() != 0 || !isMemoryEffectFree(def)) {
+      unknown = true;
+      return;
+    }
+    for (Value operand : def->getOperands())
+      addressSources(operand, regions, seen, unknown);
+  }
+
+  gpu::GPUFuncOp func;
+  DenseMap<Operation *, SmallVector<Access>> cache;
+};
+
+class Elider {
+public:
+  explicit Elider(gpu::GPUFuncOp func) : finder(func) {}
+
+  /// `block` runs after a barrier P with `sinceBarrier` the accesses since;
+  /// no P (a loop body) when `afterBarrier` is false.
+  void run(Block &block, bool afterBarrier, SmallVector<Access> sinceBarrier) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Operation *op = ops[i];
+      if (isa<gpu::BarrierOp>(op)) {
+        if (afterBarrier && (sinceBarrier.empty() || ordersNothing(ops, i, sinceBarrier))) {
+          op->erase();
+          ++removed;
+          continue;
+        }
+        afterBarrier = true;
+        sinceBarrier.clear();
+        continue;
+      }
+      if (auto branch = dyn_cast<scf::IfOp>(op)) {
+        // A branch runs once, right here: the enclosing P is its P too.
+        for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
+          for (Block &inner : *region)
+            run(inner, afterBarrier, sinceBarrier);
+      } else {
+        for (Region &region : op->getRegions())
+          for (Block &inner : region)
+            run(inner, false, {});
+      }
+      // Over-approximate: a barrier inside a branch only adds order.
+      finder.collect(op, sinceBarrier);
+    }
+  }
+
+  int64_t removed = 0;
+
+private:
+  /// The barrier ops[at] is followed in its block by another, and nothing
+  /// between the two conflicts with `before`.
+  bool ordersNothing(ArrayRef<Operation *> ops, size_t at, ArrayRef<Access> before) {
+    SmallVector<Access> after;
+    for (size_t j = at + 1; j < ops.size(); ++j) {
+      if (isa<gpu::BarrierOp>(ops[j]))
+        return !conflict(before, after);
+      finder.collect(ops[j], after);
+    }
+    return false;
+  }
+
+  AccessFinder finder;
+};
+
+} // namespace
+
+int64_t elideRedundantBarriers(gpu::GPUFuncOp func) {
+  Elider elider(func);
+  // The kernel's start orders like a barrier: nothing came before.
+  for (Block &block : func.getBody())
+    elider.run(block, block.isEntryBlock(), {});
+  return elider.removed;
+}
+
+} // namespace tl::gpu_lowering

@@ -1,0 +1,43 @@
+//===- BarrierElision.h - drop the barriers that order nothing ------------===//
+//
+// The GPU lowering fences shared memory with a barrier before and after every
+// shared write it emits, each tile op on its own. Side by side, many of those
+// barriers order nothing: a barrier before the writes of P^T that follows,
+// with only reads of other tiles between, the barrier that published the
+// iteration's loads; the barrier after dV's shared copy, right before the one
+// preceding dK's. With one block of eight warps per SM, each barrier stalls
+// the whole SM until its slowest warp arrives.
+//
+// elideRedundantBarriers removes a barrier B when the last barrier P before it
+// (in the same block, or the enclosing block's for an scf.if branch, or the
+// kernel's start) already orders everything B would: nothing since P touched
+// memory, or B is followed in its block by another barrier N and no access
+// between P and B conflicts with one between B and N (same bytes, one of them
+// a write). Each shared tile's bytes are known from its view (the attribute
+// kSharedRangeAttr, [first, end) bytes of dynamic shared memory; a rotating
+// tile's view names all its copies). Conservative where it cannot see:
+//   - a cp.async wait counts as a write of all shared memory (a barrier after
+//     it publishes the other threads' copies);
+//   - cp.async issues count as nothing: no barrier orders an asynchronous
+//     copy's accesses, only its wait does;
+//   - accesses of global memory conflict per kernel argument (arguments are
+//     assumed not to alias, as PipelinePlan.h does);
+//   - an access whose tile it cannot trace, or an op with unknown effects,
+//     conflicts with everything; a loop body starts with no P.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace tl::gpu_lowering {
+
+/// On a memref.view of dynamic shared memory: the bytes [first, end) that
+/// accesses through the view may touch.
+inline constexpr llvm::StringLiteral kSharedRangeAttr = "tl.shared_range";
+
+/// Removes the barriers of `func` that order no pair of conflicting accesses;
+/// returns how many it removed.
+int64_t elideRedundantBarriers(mlir::gpu::GPUFuncOp func);
+
+} // namespace tl::gpu_lowering
