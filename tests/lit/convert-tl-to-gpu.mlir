@@ -519,3 +519,42 @@ func.func @layout_store(%X: memref<8x8xf32>, %Y: memref<8x8xf32> {tl.output}) {
   }
   return
 }
+
+// -----
+
+// Column pairs of an Mma accumulator (elements 2i, 2i+1 of a thread: one row,
+// columns c and c+1, c even) move as one 2-element store: in a parallel loop
+// the accumulator drives, the body's store to a shared tile at the loop's own
+// element (PairedStores.h), and in the copy of the accumulator to global
+// memory (converted to f16 on the way, guarded per pair). 64 x 64 over 128
+// threads: 16 pairs each.
+// CHECK-LABEL: gpu.func @column_pairs(
+// CHECK-COUNT-16: vector.store {{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK-NOT: memref.store {{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK-COUNT-16: vector.store {{.*}} {alignment = 4 : i64} : memref<64x64xf16>, vector<2xf16>
+// CHECK-NOT: memref.store {{.*}} : memref<64x64xf16>
+// CHECK: gpu.return
+func.func @column_pairs(%A: memref<64x32xf16>, %B: memref<32x64xf16>,
+                        %C: memref<64x64xf16> {tl.output}, %D: memref<64x64xf16> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x64xf16, #tl.scope<shared>>
+    %t = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>, clear_accum} : memref<64x32xf16, #tl.scope<shared>>, memref<32x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+      %y = arith.truncf %x : f32 to f16
+      memref.store %y, %t[%i, %j] : memref<64x64xf16, #tl.scope<shared>>
+    }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf16>
+    tl.copy %t[%c0, %c0] [64, 64] to %D[%c0, %c0] [64, 64] : memref<64x64xf16, #tl.scope<shared>> to memref<64x64xf16>
+  }
+  return
+}

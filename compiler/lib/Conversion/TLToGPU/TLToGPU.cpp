@@ -20,6 +20,7 @@
 #include "../LoweringHelpers.h"
 #include "BarrierElision.h"
 #include "FragmentLayout.h"
+#include "PairedStores.h"
 #include "PipelinePlan.h"
 
 #include "tl/Conversion/Passes.h"
@@ -1701,11 +1702,26 @@ private:
       Operation *before = rewriter.getInsertionPoint() == block->begin()
                               ? nullptr
                               : &*std::prev(rewriter.getInsertionPoint());
+      SmallVector<UnrolledStores> unrolled; // Mma: the stores of each copy of the body
       forOwned(loc, layout, extents, [&](OpBuilder &b, Location, const Owned &owned, ValueRange ivs) {
+        Block::iterator end = rewriter.getInsertionPoint();
+        bool atStart = end == block->begin();
+        Block::iterator last = atStart ? end : std::prev(end);
         emitBody(b, ivs, &owned);
+        if (layout.kind != FragmentLayout::Kind::Mma)
+          return;
+        UnrolledStores copy{SmallVector<Value, 2>(ivs.begin(), ivs.end()), {}};
+        for (auto it = atStart ? block->begin() : std::next(last); it != rewriter.getInsertionPoint(); ++it)
+          if (auto store = dyn_cast<memref::StoreOp>(&*it))
+            copy.stores.push_back(store);
+        unrolled.push_back(std::move(copy));
       });
-      if (layout.kind != FragmentLayout::Kind::Row) // unrolled: straight-line code
+      if (layout.kind != FragmentLayout::Kind::Row) { // unrolled: straight-line code
         shareDivisors(before ? before->getNextNode() : &block->front(), op);
+        OpBuilder::InsertionGuard guard(rewriter);
+        pairColumnStores(rewriter, unrolled,
+                         [&](Value tile) { return isShared(tile) && !layouts.count(tile); });
+      }
     } else {
       forSpread(loc, extents, [&](OpBuilder &b, Location, ValueRange ivs) {
         emitBody(b, ivs, nullptr);
