@@ -558,3 +558,52 @@ func.func @column_pairs(%A: memref<64x32xf16>, %B: memref<32x64xf16>,
   }
   return
 }
+
+// -----
+
+// Online softmax's rescale `acc(i, j) *= s(i)` (s a row fragment of the Mma
+// accumulator) is skipped when every factor the warp holds is exactly 1: a
+// warp vote over the thread's 2 row factors (FullRow: 16 rows a warp) guards
+// the unrolled multiplies.
+// A loop of any other shape (here a division) runs unguarded.
+// CHECK-LABEL: gpu.func @unit_scale(
+// CHECK: mma.sync
+// CHECK-COUNT-2: arith.cmpf une, {{.*}}, %cst
+// CHECK: %[[ANY:.*]] = nvvm.vote.sync any %{{.*}}, %{{.*}} -> i1
+// CHECK-NEXT: scf.if %[[ANY]] {
+// CHECK-COUNT-32: arith.mulf
+// CHECK: }
+// CHECK-NOT: nvvm.vote.sync
+// CHECK: arith.divf
+// CHECK: gpu.return
+func.func @unit_scale(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %S: memref<64xf32>,
+                      %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    %s = tl.alloc_fragment : memref<64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>, clear_accum} : memref<64x32xf16, #tl.scope<shared>>, memref<32x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.reduce max %c -> %s {dim = 1 : i64} : memref<64x64xf32, #tl.scope<fragment>> -> memref<64xf32, #tl.scope<fragment>>
+    tl.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+      %f = memref.load %s[%i] : memref<64xf32, #tl.scope<fragment>>
+      %y = arith.mulf %f, %x : f32
+      memref.store %y, %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+      %f = memref.load %s[%i] : memref<64xf32, #tl.scope<fragment>>
+      %y = arith.divf %x, %f : f32
+      memref.store %y, %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

@@ -83,7 +83,8 @@ private:
   }
 
   SmallVector<Access> compute(Operation *op) {
-    if (isa<gpu::BarrierOp, NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp, memref::AllocaOp>(op))
+    if (isa<gpu::BarrierOp, NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp, memref::AllocaOp,
+            NVVM::VoteSyncOp, gpu::ShuffleOp>(op))
       return {};
     if (isa<NVVM::CpAsyncWaitGroupOp>(op))
       return {kAllShared};

@@ -1676,6 +1676,63 @@ private:
     return driver;
   }
 
+  /// The row factor s of a rescale loop `X(i, j) = X(i, j) * s(i)` (either
+  /// operand order; f32), with X an Mma accumulator and s a row fragment of
+  /// it; null for any other loop. Online softmax rescales its output so each
+  /// iteration, by exp2(old max - new max): 1 for every row whose max held.
+  Value rowScaleFactor(ParallelOp op) {
+    Block &body = op.getBody().front();
+    if (body.getNumArguments() != 2)
+      return Value();
+    SmallVector<Operation *> ops;
+    for (Operation &inner : body)
+      if (!inner.hasTrait<OpTrait::IsTerminator>())
+        ops.push_back(&inner);
+    if (ops.size() != 4)
+      return Value();
+    Value i = body.getArgument(0), j = body.getArgument(1);
+    auto store = dyn_cast<memref::StoreOp>(ops[3]);
+    auto mul = dyn_cast<arith::MulFOp>(ops[2]);
+    if (!store || !mul || store.getValue() != mul.getResult() || !mul.getType().isF32() ||
+        store.getIndices() != ValueRange{i, j} || !isFragment(store.getMemRef()))
+      return Value();
+    Value target = store.getMemRef(), scale;
+    for (Value operand : {mul.getLhs(), mul.getRhs()}) {
+      auto load = operand.getDefiningOp<memref::LoadOp>();
+      if (!load || !llvm::is_contained(ops, load.getOperation()) || !isFragment(load.getMemRef()))
+        return Value();
+      if (load.getMemRef() == target && load.getIndices() == ValueRange{i, j})
+        continue;
+      if (load.getIndices() != ValueRange{i})
+        return Value();
+      scale = load.getMemRef();
+    }
+    if (!scale || fragments.find(target)->second.layout.kind != FragmentLayout::Kind::Mma ||
+        fragments.find(scale)->second.layout.kind != FragmentLayout::Kind::MmaRow)
+      return Value();
+    return scale;
+  }
+
+  /// For a rescale loop (rowScaleFactor): a guard that skips the multiplies
+  /// when every factor the warp holds is exactly 1 (x * 1 == x), decided by a
+  /// warp vote so that the branch stays uniform. Returns the guard; the
+  /// caller emits the loop in its then-block.
+  scf::IfOp skipUnitScale(Location loc, Value scale) {
+    const Fragment &f = fragments.find(scale)->second;
+    auto &b = rewriter;
+    Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+    Value needed = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+    for (int64_t slot = 0; slot < f.layout.count(); ++slot) {
+      Value factor = memref::LoadOp::create(b, loc, f.storage, ValueRange{index(b, loc, slot)});
+      needed = arith::OrIOp::create(
+          b, loc, needed, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, factor, one));
+    }
+    Value everyLane = arith::ConstantIntOp::create(b, loc, -1, 32);
+    Value anyLane = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), everyLane, needed,
+                                             NVVM::VoteSyncKind::any);
+    return scf::IfOp::create(b, loc, anyLane, /*withElse=*/false);
+  }
+
   LogicalResult lowerParallel(ParallelOp op) {
     Location loc = op.getLoc();
     ArrayRef<int64_t> extents = op.getExtents();
@@ -1698,6 +1755,12 @@ private:
     };
     if (Value driver = drivingFragment(op)) {
       const FragmentLayout &layout = fragments.find(driver)->second.layout;
+      std::optional<OpBuilder::InsertionGuard> afterSkip;
+      if (Value scale = rowScaleFactor(op)) {
+        scf::IfOp skip = skipUnitScale(loc, scale);
+        afterSkip.emplace(rewriter);
+        rewriter.setInsertionPoint(skip.thenBlock()->getTerminator());
+      }
       Block *block = rewriter.getInsertionBlock();
       Operation *before = rewriter.getInsertionPoint() == block->begin()
                               ? nullptr
