@@ -63,14 +63,14 @@ int main() {
     for (std::int64_t i = 0; i < t->numel(); ++i)
       t->set(i, normal(rng));
 
-  mha::AttentionConfig c = mha::tunedConfig(dim, causal);
+  mha::AttentionConfig c = mha::tunedConfig(dim, causal, seq);
   std::printf("flash attention (batch %d, heads %d, seq %d, dim %d, causal) through tl::jit\n",
               batch, heads, seq, dim);
-  auto fwd = compile(mha::flashattn_fwd(batch, heads, seq, dim, causal, c.fwdBlockM, c.fwdBlockN,
-                                        c.fwdThreads, c.fwdStages));
+  // The programs of the tuned configuration (its backward is
+  // flashattn_bwd_staged where c.bwdStaged says so).
+  auto fwd = compile(mha::forwardKernel(batch, heads, seq, dim, causal, c));
   auto prep = compile(mha::flashattn_bwd_preprocess(batch, heads, seq, dim));
-  auto bwd = compile(mha::flashattn_bwd(batch, heads, seq, dim, causal, c.bwdBlockM, c.bwdBlockN,
-                                        c.bwdThreads, c.bwdStages));
+  auto bwd = compile(mha::backwardKernel(batch, heads, seq, dim, causal, c));
   auto post = compile(mha::flashattn_bwd_postprocess(batch, heads, seq, dim));
 
   HostTensor O, dQ, dK, dV;

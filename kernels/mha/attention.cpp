@@ -19,7 +19,7 @@ std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
 }
 } // namespace
 
-AttentionConfig tunedConfig(int dim, bool causal) {
+AttentionConfig tunedConfig(int dim, bool causal, int seqLen) {
   // Chosen by measurement on the H200 (tl-bench-gpu --fwd/--bwd M,N,THREADS,STAGES;
   // 2026-11-30, third session, after swizzled ldmatrix addressing took the
   // address registers out of the loops; TFLOP/s at S = 1024 / 4096,
@@ -59,11 +59,17 @@ AttentionConfig tunedConfig(int dim, bool causal) {
   // D=128 128x64/128 s1 against 128x32 at S = 1024: 0.477 ms vs 0.468,
   // causal 0.340 vs 0.319; forward causal D=64 128x64/128 s1 against 64x64
   // at S = 1024 / 4096: 196/271 TFLOP/s vs 206/266.
+  // Fifth session, after barrier elision, paired stores and the skipped unit
+  // rescale: forward causal D=64 128x64/128 s1 against 64x64 at S = 1024 /
+  // 4096 / 16384, twice each: 223/288/314 and 224/290/316 TFLOP/s against
+  // 228/282/284 and 227/280/284 (results/raw/2026-11-30-h200-session5-sweep-
+  // fwd-causal-d64.jsonl): 64-row blocks balance the short causal launch
+  // better, 128-row blocks win from S = 4096 on (by 11% at 16384).
   AttentionConfig c;
   c.fwdThreads = 128, c.fwdStages = 1;
   c.bwdThreads = 128, c.bwdStages = 1;
   if (dim <= 64) {
-    c.fwdBlockM = causal ? 64 : 128, c.fwdBlockN = 64;
+    c.fwdBlockM = causal && seqLen < 2048 ? 64 : 128, c.fwdBlockN = 64;
     c.bwdStaged = true, c.bwdBlockM = 128, c.bwdBlockN = 128, c.bwdThreads = 256;
   } else {
     c.fwdBlockM = 128, c.fwdBlockN = 32;

@@ -21,9 +21,10 @@ struct AttentionConfig {
   bool bwdStaged = false; // flashattn_bwd_staged instead of the reference's flashattn_bwd
 };
 
-/// The configuration tuned on the H200 for a head dim and causality (the
-/// measurements that chose it are next to it in attention.cpp).
-AttentionConfig tunedConfig(int dim, bool causal);
+/// The configuration tuned on the H200 for a head dim, causality and
+/// sequence length (0: short; the measurements that chose it are next to it
+/// in attention.cpp).
+AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0);
 
 /// Q, K, V, dO: [batch, seq, heads, dim] f16. Compiles the four programs for
 /// this shape and runs them.

@@ -88,7 +88,13 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       gemm(dsT_shared, q, dk, square);
       clear(dq);
       gemm(dsT_shared, K_shared, dq, {.transpose_A = true, .policy = GemmWarpPolicy::Square});
+      // Queries past a ragged end have no dQ row; where seq_len is a
+      // multiple of the block, every row exists and needs no test.
       parallel({block_N, dim}, [&](Expr i, Expr j) {
+        if (seq_len % block_N == 0) {
+          atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j));
+          return;
+        }
         if_(k * block_N + i < seq_len, [&] {
           atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j));
         });

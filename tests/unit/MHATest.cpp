@@ -78,6 +78,8 @@ TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha]
       checkMHA(1, 2, 256, dim, causal, config);
       checkMHA(1, 2, 200, dim, causal, config); // ragged: zero-filled asynchronous tiles
     }
+  // Long causal D=64 sequences take 128-row forward blocks.
+  checkMHA(1, 2, 200, 64, true, mha::tunedConfig(64, true, 16384));
 }
 
 TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)", "[mha][small]") {

@@ -37,7 +37,7 @@ int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS
 bool bwdStagedOverride = false; // --bwd-staged: flashattn_bwd_staged
 
 void run(const Shape &s, bool causal) {
-  mha::AttentionConfig c = mha::tunedConfig(s.D, causal);
+  mha::AttentionConfig c = mha::tunedConfig(s.D, causal, s.S);
   if (fwdOverride[0])
     c.fwdBlockM = fwdOverride[0], c.fwdBlockN = fwdOverride[1], c.fwdThreads = fwdOverride[2],
     c.fwdStages = fwdOverride[3];

@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
       for (bool causal : {false, true}) {
         ok = runAttention(mha::Backend::gpu, "reference", batch, heads, seq_len, dim, causal) && ok;
         ok = runAttention(mha::Backend::gpu, "tuned", batch, heads, seq_len, dim, causal,
-                          mha::tunedConfig(dim, causal)) && ok;
+                          mha::tunedConfig(dim, causal, seq_len)) && ok;
       }
     } else {
       std::printf("No GPU (%s): on the CPU backend, at a small shape.\n", why.c_str());
