@@ -2,7 +2,7 @@
 // with three deviations that keep its results: keys past a ragged end are
 // masked; the causal mask is built only for the key blocks that cross the
 // diagonal (the others start from zeros, as the non-causal kernel does); and
-// causal query blocks run heaviest first.
+// causal query blocks run heaviest first (over groups of heads).
 #include "mha/mha.h"
 
 #include <cmath>
@@ -25,12 +25,25 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
   Buffer lse = p.output("lse", {batch, heads, seq_len}, accum_dtype);
 
   const std::int64_t query_blocks = ceildiv(seq_len, block_M);
-  p.kernel({query_blocks, heads, batch}, threads,
-           [&](Expr block_x, Expr by, Expr bz) {
-    // Causal blocks differ in work (block bx visits bx+1 key blocks' worth):
-    // the last query block of each head launches first, so that the light
-    // ones fill the tail.
-    Expr bx = is_causal ? Expr(query_blocks - 1) - block_x : block_x;
+  // Causal blocks differ in work (block bx visits bx+1 key blocks' worth), so
+  // causal blocks launch heaviest first over groups of heads: a group's
+  // blocks are numbered query block (last first), then head, and the groups
+  // (then the batches) follow one another. A group's K and V (4 * seq_len *
+  // dim bytes a head) stay within 16 MiB of L2, so that a group is a large
+  // part of a wave of blocks at the H200's shapes and its light blocks fill
+  // its tail. Group sizes are powers of two (cheap index math).
+  std::int64_t group = 1;
+  while (heads % (2 * group) == 0 && 2 * group * 4 * seq_len * dim <= (16 << 20))
+    group *= 2;
+  const std::vector<std::int64_t> grid =
+      is_causal ? std::vector<std::int64_t>{query_blocks * group, heads / group, batch}
+                : std::vector<std::int64_t>{query_blocks, heads, batch};
+  p.kernel(grid, threads, [&](Expr block_x, Expr block_y, Expr bz) {
+    Expr bx = block_x, by = block_y;
+    if (is_causal) {
+      bx = Expr(query_blocks - 1) - floordiv(block_x, group);
+      by = block_y * group + block_x % group;
+    }
     Buffer Q_shared = alloc_shared({block_M, dim}, dtype);
     Buffer K_shared = alloc_shared({block_N, dim}, dtype);
     Buffer V_shared = alloc_shared({block_N, dim}, dtype);
