@@ -5,7 +5,8 @@
 // allows, else the Row layout (thread t owns rows t, t+T, ...), which works
 // for every program. Tile ops on fragments iterate the elements a thread owns;
 // tile ops without fragments spread their elements over all threads; shared
-// memory is fenced by barriers around every write.
+// memory is fenced by barriers around every write, and the barriers that end
+// up ordering nothing are removed afterwards (BarrierElision.h).
 //
 // Before lowering, shared tiles are placed (planShared: tiles whose lives do
 // not overlap share bytes) and the copies of pipelined loops that can go
