@@ -18,7 +18,7 @@ namespace tl::runtime {
 namespace {
 
 /// Bumped whenever the compiler's output for the same IR may change.
-constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu9";
+constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu10";
 constexpr const char *kMagic = "tlc-kernel-cache-v2";
 /// The cubin field of an entry whose PTX ptxas failed to assemble.
 constexpr const char *kNoCubin = "tlc: ptxas failed";
