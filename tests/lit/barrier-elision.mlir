@@ -142,3 +142,77 @@ func.func @global_order(%A: memref<64xf32>, %C: memref<2x64xf32> {tl.output}) {
   }
   return
 }
+
+// -----
+
+// A cp.async issue after a barrier is ordered by it against earlier accesses
+// (the copy cannot start sooner): the entry copy into %a, whose bytes %r had
+// (planShared reuses them once %r is dead), keeps the barrier after the
+// threads' reads of %r.
+// CHECK-LABEL: gpu.func @issue_after_reads(
+// CHECK: vector.load {{.*}} : memref<64x256xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.shared.global
+func.func @issue_after_reads(%A: memref<64x64xf16>, %A2: memref<64x256xf16>, %B: memref<256x64xf16>,
+                             %R: memref<256xf16>, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c40 = arith.constant 40 : index
+    %cst = arith.constant 0.0 : f32
+    %r = tl.alloc_shared : memref<64x256xf16, #tl.scope<shared>>
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A2[%c0, %c0] [64, 256] to %r[%c0, %c0] [64, 256] : memref<64x256xf16> to memref<64x256xf16, #tl.scope<shared>>
+    tl.copy %r[%c40, %c0] [1, 256] to %R[%c0] [256] : memref<64x256xf16, #tl.scope<shared>> to memref<256xf16>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.fill %c, %cst : memref<64x64xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c4 stages 1 {
+    ^bb0(%k: index):
+      %c64 = arith.constant 64 : index
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %B[%k0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// Likewise for the source: the pipeline's copies read X, which the threads
+// wrote just before, so the barrier before the prologue stays.
+// CHECK-LABEL: gpu.func @issue_after_source_writes(
+// CHECK: memref.store {{.*}} : memref<256x64xf16>
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.shared.global
+func.func @issue_after_source_writes(%X: memref<256x64xf16> {tl.output}, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %cst = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f16
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.parallel [256, 64] {
+    ^bb0(%i: index, %j: index):
+      memref.store %one, %X[%i, %j] : memref<256x64xf16>
+    }
+    tl.fill %c, %cst : memref<64x64xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c4 stages 1 {
+    ^bb0(%k: index):
+      %c64 = arith.constant 64 : index
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %X[%k0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+      tl.gemm %b, %b, %c {policy = #tl.policy<FullRow>} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

@@ -55,23 +55,37 @@ const Access kAnything{Access::Space::Anything, 0, kAll, true};
 const Access kAllShared{Access::Space::Shared, 0, kAll, true};
 
 /// The accesses of `op` other than barriers (ops with regions: of every op
-/// they hold).
+/// they hold). A cp.async issue counts only where `issues` says so: as a
+/// write of its tile and a read of its source, which a barrier before the
+/// issue orders against earlier accesses (the copy cannot start sooner),
+/// while no barrier after the issue orders the copy (only its wait does).
 class AccessFinder {
 public:
   explicit AccessFinder(gpu::GPUFuncOp func) : func(func) {}
 
-  void collect(Operation *op, SmallVectorImpl<Access> &out) {
-    if (op->getNumRegions() == 0) {
-      const SmallVector<Access> &own = of(op);
-      out.append(own.begin(), own.end());
-      return;
-    }
-    op->walk([&](Operation *inner) {
-      if (inner->getNumRegions() == 0) {
-        const SmallVector<Access> &own = of(inner);
-        out.append(own.begin(), own.end());
+  void collect(Operation *op, SmallVectorImpl<Access> &out, bool issues) {
+    auto add = [&](Operation *inner) {
+      if (inner->getNumRegions() != 0) {
+        // Only ops whose effects are those of the ops they hold (scf.if,
+        // scf.for) are seen through; others touch what they may.
+        if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+          out.push_back(kAnything);
+        return;
       }
-    });
+      if (auto copy = dyn_cast<NVVM::CpAsyncOp>(inner)) {
+        if (issues) {
+          out.append(pointedTo(copy.getDst(), true));
+          out.append(pointedTo(copy.getSrc(), false));
+        }
+        return;
+      }
+      const SmallVector<Access> &own = of(inner);
+      out.append(own.begin(), own.end());
+    };
+    if (op->getNumRegions() == 0)
+      add(op);
+    else
+      op->walk(add);
   }
 
 private:
@@ -83,8 +97,8 @@ private:
   }
 
   SmallVector<Access> compute(Operation *op) {
-    if (isa<gpu::BarrierOp, NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp, memref::AllocaOp,
-            NVVM::VoteSyncOp, gpu::ShuffleOp>(op))
+    if (isa<gpu::BarrierOp, NVVM::CpAsyncCommitGroupOp, memref::AllocaOp, NVVM::VoteSyncOp,
+            gpu::ShuffleOp>(op))
       return {};
     if (isa<NVVM::CpAsyncWaitGroupOp>(op))
       return {kAllShared};
@@ -111,6 +125,8 @@ private:
           return {};
       return {kAnything};
     }
+    // Inline assembly without side effects (the lowering's mma.sync) touches
+    // no memory.
     if (auto assembly = dyn_cast<LLVM::InlineAsmOp>(op))
       return assembly.getHasSideEffects() ? SmallVector<Access>{kAnything} : SmallVector<Access>{};
     if (isMemoryEffectFree(op))
@@ -145,7 +161,8 @@ private:
       if (auto view = dyn_cast<memref::ViewOp>(def)) {
         auto range = view->getAttrOfType<DenseI64ArrayAttr>(kSharedRangeAttr);
         if (!range || range.size() != 2)
-          return kAllShared;
+          return view.getSource().getDefiningOp<gpu::DynamicSharedMemoryOp>() ? kAllShared
+                                                                              : kAnything;
         return Access{Access::Space::Shared, range[0], range[1], false};
       }
       auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
@@ -241,7 +258,7 @@ public:
             run(inner, false, {});
       }
       // Over-approximate: a barrier inside a branch only adds order.
-      finder.collect(op, sinceBarrier);
+      finder.collect(op, sinceBarrier, /*issues=*/false);
     }
   }
 
@@ -255,7 +272,7 @@ private:
     for (size_t j = at + 1; j < ops.size(); ++j) {
       if (isa<gpu::BarrierOp>(ops[j]))
         return !conflict(before, after);
-      finder.collect(ops[j], after);
+      finder.collect(ops[j], after, /*issues=*/true);
     }
     return false;
   }

@@ -18,8 +18,10 @@
 // tile's view names all its copies). Conservative where it cannot see:
 //   - a cp.async wait counts as a write of all shared memory (a barrier after
 //     it publishes the other threads' copies);
-//   - cp.async issues count as nothing: no barrier orders an asynchronous
-//     copy's accesses, only its wait does;
+//   - a cp.async issue counts as a write of its tile and a read of its
+//     source after B (B keeps other threads' earlier reads of the tile and
+//     writes of the source before the copy starts), and as nothing before
+//     B (no barrier after the issue orders the copy, only its wait does);
 //   - accesses of global memory conflict per kernel argument (arguments are
 //     assumed not to alias, as PipelinePlan.h does);
 //   - an access whose tile it cannot trace, or an op with unknown effects,
