@@ -51,6 +51,14 @@ TEST_CASE("MHA with seq_len not a multiple of the blocks", "[mha][small]") {
   checkMHA(1, 2, 200, 64, true);
 }
 
+TEST_CASE("MHA at head dim 256 (the reference's block sizes for it)", "[mha][small]") {
+  // forwardBlocks / backwardBlocks halve block_N past D = 128 so that the
+  // tiles fit in shared memory; the backward's fragments then take the Row
+  // layout (too many registers for mma.sync).
+  checkMHA(1, 2, 128, 256, false);
+  checkMHA(1, 2, 96, 256, true); // ragged
+}
+
 TEST_CASE("MHA at the reference's shape (8, 32, 256, 64)", "[mha][reference]") {
   if (tl::testing::backend() != mha::Backend::gpu)
     return; // minutes on the CPU; the small shapes above cover it there
