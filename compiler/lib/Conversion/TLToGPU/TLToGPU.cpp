@@ -470,7 +470,6 @@ private:
     return c ? arith::AddIOp::create(rewriter, loc, v, index(rewriter, loc, c)).getResult() : v;
   }
 
-  /// Row of this thread's first element in an Mma tile, and its column.
   /// Where slot `slot` of an Mma accumulator lies from the thread's bases
   /// (mmaBases): slots 4t..4t+3 of m16n8 tile t are (r, c), (r, c+1),
   /// (r+8, c), (r+8, c+1).
@@ -479,6 +478,7 @@ private:
     return {(tile / layout.tilesN()) * 16 + (e / 2) * 8, (tile % layout.tilesN()) * 8 + e % 2};
   }
 
+  /// Row of this thread's first element in an Mma tile, and its column.
   std::pair<Value, Value> mmaBases(Location loc, const FragmentLayout &layout) {
     auto &b = rewriter;
     Value wm = arith::DivUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
