@@ -1,4 +1,4 @@
-//===- PairedStores.cpp - one store per column pair of an Mma parallel loop -===//
+//===- PairedStores.cpp - one store per column pair of an Mma loop -------===//
 //
 // See PairedStores.h.
 //

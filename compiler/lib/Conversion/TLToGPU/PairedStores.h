@@ -1,4 +1,4 @@
-//===- PairedStores.h - one store per column pair of an Mma parallel loop --===//
+//===- PairedStores.h - one store per column pair of an Mma loop ---------===//
 //
 // A parallel loop driven by an Mma accumulator is unrolled, one copy of its
 // body per element the thread owns; elements 2i and 2i+1 are adjacent columns

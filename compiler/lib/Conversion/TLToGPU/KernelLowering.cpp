@@ -1,0 +1,516 @@
+//===- KernelLowering.cpp - KernelLowering: the walk, tiles, loops --------===//
+//
+// The kernel-wide steps (layouts, shared tile placement, swizzles, the walk
+// over the body, barrier elision) and the helpers every op's lowering uses
+// (thread loops, element loads and stores, Mma bases). The ops' lowerings
+// are in Lower*.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace tl::gpu_lowering {
+
+LogicalResult KernelLowering::run() {
+  Block &entry = func.getBody().front();
+  rewriter.setInsertionPointToStart(&entry);
+  Location loc = func.getLoc();
+  tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+  sharedBase = gpu::DynamicSharedMemoryOp::create(
+      rewriter, loc,
+      MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
+                      MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(func.getContext(),
+                                                 gpu::AddressSpace::Workgroup)));
+  std::string why;
+  layouts_ = inferFragmentLayouts(func, threads, why);
+  pipelines = planPipelines(func, layouts);
+  planShared();
+  bool mma = llvm::any_of(layouts_, [](auto &entry) {
+    return entry.second.kind != FragmentLayout::Kind::Row;
+  });
+  func->setAttr("tl.fragment_layout", rewriter.getStringAttr(mma ? "mma" : "row: " + why));
+  // Shared tiles to swizzle: the ones annotated so and, in an Mma kernel, the
+  // gemm operands (ldmatrix then reads 8 rows from 8 bank groups; the
+  // address math costs a lane address per operand, see ldmatrixAddress).
+  func.walk([&](Operation *op) {
+    if (auto annotate = dyn_cast<AnnotateLayoutOp>(op);
+        annotate && isa<SwizzleLayoutAttr>(annotate.getLayout()))
+      swizzleRequests.insert(annotate.getBuffer());
+    if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma) {
+      swizzleRequests.insert(gemm.getA());
+      swizzleRequests.insert(gemm.getB());
+    }
+  });
+  if (mma) {
+    Value warp = arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, 32));
+    lane = arith::RemUIOp::create(rewriter, loc, tid, index(rewriter, loc, 32));
+    warpId = warp;
+  }
+  if (failed(lowerBlock(entry)))
+    return failure();
+  for (auto &[old, fragment] : fragments) {
+    if (!old.use_empty())
+      return emitError(old.getLoc(), "fragment still used after lowering");
+    rewriter.eraseOp(old.getDefiningOp());
+  }
+  // Elements the author reads or writes directly of a tensor with an
+  // index-map layout: through the layout (copies and atomics already are).
+  resolveElementAccesses(rewriter, func, layouts);
+  if (failed(swizzleAccesses()))
+    return failure();
+  replaceTranscendentals();
+  elideRedundantBarriers(func);
+  func->setAttr("tl.shared_bytes", rewriter.getI64IntegerAttr(sharedBytes));
+  return success();
+}
+
+bool KernelLowering::isGlobal(Value v) const {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner()->getParentOp() == funcOp;
+}
+
+void KernelLowering::planShared() {
+  Block &body = func.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = static_cast<int64_t>(i);
+  struct Tile {
+    Value alloc;
+    int64_t first, last, bytes;
+  };
+  SmallVector<Tile> tiles;
+  func.walk([&](AllocSharedOp alloc) {
+    int64_t first = std::numeric_limits<int64_t>::max(), last = -1;
+    for (Operation *user : alloc->getUsers())
+      if (Operation *top = body.findAncestorOpInBlock(*user); top && !isa<AnnotateLayoutOp>(user)) {
+        first = std::min(first, position.lookup(top));
+        last = std::max(last, position.lookup(top));
+      }
+    if (last < 0) // never used: still placed, alone where it stands
+      first = last = position.lookup(body.findAncestorOpInBlock(*alloc));
+    // Element stores and atomics outside parallel loops are not fenced by
+    // barriers: such a tile keeps its bytes for the whole kernel.
+    for (Operation *user : alloc->getUsers())
+      if (isa<memref::StoreOp, AtomicAddOp>(user) && !user->getParentOfType<ParallelOp>())
+        first = 0, last = std::numeric_limits<int64_t>::max();
+    auto type = alloc.getType();
+    auto copies = pipelines.buffers.find(alloc.getResult());
+    int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8 *
+                    (copies == pipelines.buffers.end() ? 1 : copies->second);
+    tiles.push_back({alloc.getResult(), first, last, bytes});
+  });
+  llvm::stable_sort(tiles, [](const Tile &a, const Tile &b) { return a.bytes > b.bytes; });
+  SmallVector<std::pair<const Tile *, int64_t>> placed;
+  for (const Tile &tile : tiles) {
+    int64_t offset = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (auto [other, at] : placed) {
+        bool livesOverlap = tile.first <= other->last && other->first <= tile.last;
+        bool bytesOverlap = offset < at + other->bytes && at < offset + tile.bytes;
+        if (livesOverlap && bytesOverlap) {
+          offset = (at + other->bytes + 127) / 128 * 128;
+          moved = true;
+        }
+      }
+    }
+    placed.push_back({&tile, offset});
+    plannedOffsets[tile.alloc] = offset;
+    sharedBytes = std::max(sharedBytes, offset + tile.bytes);
+  }
+}
+
+Value KernelLowering::allocateShared(Location loc, MemRefType type, bool swizzle, int64_t copies,
+                     std::optional<int64_t> planned) {
+  int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8;
+  int64_t offset;
+  if (planned) {
+    offset = *planned;
+  } else {
+    offset = sharedBytes = (sharedBytes + 127) / 128 * 128;
+    sharedBytes += bytes * copies;
+  }
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(sharedBase.getDefiningOp());
+  swizzle = swizzle && swizzlable(type);
+  Value view = sharedView(loc, type, index(rewriter, loc, offset), swizzle,
+                          {offset, offset + bytes * copies});
+  if (copies > 1)
+    rotating[view] = {offset, bytes, copies, swizzle};
+  return view;
+}
+
+bool KernelLowering::swizzlable(MemRefType type) {
+  return type.getRank() == 2 && type.getElementTypeBitWidth() == 16 &&
+         (type.getDimSize(1) * 2) % 128 == 0 && type.getDimSize(0) % 8 == 0;
+}
+
+Value KernelLowering::sharedView(Location loc, MemRefType type, Value byteOffset, bool swizzle,
+                 std::array<int64_t, 2> range) {
+  auto viewType = MemRefType::get(
+      type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
+  Value view = memref::ViewOp::create(rewriter, loc, viewType, sharedBase, byteOffset,
+                                      ValueRange{});
+  view.getDefiningOp()->setAttr(kSharedRangeAttr, rewriter.getDenseI64ArrayAttr(range));
+  shared.insert(view);
+  if (swizzle)
+    swizzled.insert(view);
+  return view;
+}
+
+Value KernelLowering::stageView(Location loc, Value tile, Value k, Value start) {
+  const Rotating &r = rotating.find(tile)->second;
+  Value stage = arith::RemUIOp::create(rewriter, loc,
+                                       arith::SubIOp::create(rewriter, loc, k, start),
+                                       index(rewriter, loc, r.copies));
+  Value offset = arith::AddIOp::create(
+      rewriter, loc, index(rewriter, loc, r.offset),
+      arith::MulIOp::create(rewriter, loc, stage, index(rewriter, loc, r.bytes)));
+  return sharedView(loc, cast<MemRefType>(tile.getType()), offset, r.swizzle,
+                    {r.offset, r.offset + r.bytes * r.copies});
+}
+
+Value KernelLowering::swizzleColumn(OpBuilder &b, Location loc, Value row, Value col) {
+  Value phase = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, row, index(b, loc, 8)), index(b, loc, 8));
+  return arith::XOrIOp::create(b, loc, col, phase);
+}
+
+LogicalResult KernelLowering::swizzleAccesses() {
+  for (Value tile : swizzled) {
+    SmallVector<std::pair<Operation *, unsigned>> accesses; // op, column operand
+    for (OpOperand &use : tile.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::LoadOp, vector::LoadOp>(user))
+        accesses.push_back({user, 2});
+      else if (isa<memref::StoreOp, vector::StoreOp>(user) && use.getOperandNumber() == 1)
+        accesses.push_back({user, 3});
+      else if (!isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+        return user->emitOpError("uses a swizzled shared tile in a way the GPU "
+                                 "lowering cannot swizzle");
+    }
+    for (auto [user, column] : accesses) {
+      rewriter.setInsertionPoint(user);
+      user->setOperand(column, swizzleColumn(rewriter, user->getLoc(),
+                                             user->getOperand(column - 1),
+                                             user->getOperand(column)));
+    }
+  }
+  return success();
+}
+
+void KernelLowering::forOwnedRows(Location loc, int64_t rows,
+                  function_ref<void(OpBuilder &, Location, Value, Value)> body,
+                  int64_t split) {
+  int64_t groups = threads / split;
+  int64_t perThread = (rows + groups - 1) / groups;
+  auto loop = scf::ForOp::create(rewriter, loc, index(rewriter, loc, 0),
+                                 index(rewriter, loc, perThread),
+                                 index(rewriter, loc, 1));
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  Value r = loop.getInductionVar();
+  Value first = split == 1 ? tid : arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, split)).getResult();
+  Value row = arith::AddIOp::create(
+      rewriter, loc, first,
+      arith::MulIOp::create(rewriter, loc, r, index(rewriter, loc, groups)));
+  if (rows % groups == 0) {
+    body(rewriter, loc, r, row);
+    return;
+  }
+  Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                       row, index(rewriter, loc, rows));
+  scf::IfOp::create(rewriter, loc, inside, [&](OpBuilder &b, Location loc) {
+    body(b, loc, r, row);
+    scf::YieldOp::create(b, loc);
+  });
+}
+
+void KernelLowering::forSpread(Location loc, ArrayRef<int64_t> extents,
+               function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  int64_t total = product(extents);
+  auto visit = [&](Value flat) {
+    SmallVector<Value> coords(extents.size());
+    Value rest = flat;
+    for (int d = static_cast<int>(extents.size()) - 1; d >= 0; --d) {
+      Value extent = index(rewriter, loc, extents[d]);
+      coords[d] = arith::RemUIOp::create(rewriter, loc, rest, extent);
+      rest = arith::DivUIOp::create(rewriter, loc, rest, extent);
+    }
+    body(rewriter, loc, coords);
+  };
+  if (total % threads == 0 && total / threads <= kUnrolledSteps) {
+    for (int64_t step = 0; step < total / threads; ++step)
+      visit(add(loc, tid, step * threads));
+    return;
+  }
+  auto loop = scf::ForOp::create(rewriter, loc, tid, index(rewriter, loc, total),
+                                 index(rewriter, loc, threads));
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  visit(loop.getInductionVar());
+}
+
+SmallVector<Value> KernelLowering::localIndices(OpBuilder &b, Location loc, Value fragment,
+                                ValueRange indices, const Owned &owned) {
+  const Fragment &f = fragments.find(fragment)->second;
+  if (f.layout.kind == FragmentLayout::Kind::Row) {
+    SmallVector<Value> local(indices);
+    local[0] = owned.r;
+    if (Value colStart = local.size() > 1 ? rowSegmentStart(b, loc, f.layout) : Value())
+      local[1] = arith::SubIOp::create(b, loc, local[1], colStart);
+    return local;
+  }
+  int64_t slot = owned.slot;
+  if (owned.layout.kind == FragmentLayout::Kind::Mma &&
+      f.layout.kind == FragmentLayout::Kind::MmaRow)
+    slot = owned.layout.rowSlot(owned.slot);
+  return {index(b, loc, slot)};
+}
+
+Value KernelLowering::load(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
+           const Owned *owned) {
+  if (isFragment(buffer))
+    return memref::LoadOp::create(b, loc, fragments.lookup(buffer).storage,
+                                  localIndices(b, loc, buffer, indices, *owned));
+  if (!isGlobal(buffer))
+    return memref::LoadOp::create(b, loc, buffer, indices);
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  auto guarded = scf::IfOp::create(
+      b, loc, insideBuffer(b, loc, buffer, indices),
+      [&](OpBuilder &b, Location loc) {
+        ElementRef ref = resolveElement(b, loc, layouts, buffer, indices);
+        scf::YieldOp::create(
+            b, loc, memref::LoadOp::create(b, loc, ref.memref, ref.indices).getResult());
+      },
+      [&](OpBuilder &b, Location loc) {
+        scf::YieldOp::create(b, loc, zeroOf(b, loc, element));
+      });
+  return guarded.getResult(0);
+}
+
+void KernelLowering::store(OpBuilder &b, Location loc, Value value, Value buffer,
+           ValueRange indices, const Owned *owned) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  if (value.getType() != element)
+    value = convertFloat(b, loc, value, element);
+  if (isFragment(buffer)) {
+    memref::StoreOp::create(b, loc, value, fragments.lookup(buffer).storage,
+                            localIndices(b, loc, buffer, indices, *owned));
+    return;
+  }
+  if (!isGlobal(buffer)) {
+    memref::StoreOp::create(b, loc, value, buffer, indices);
+    return;
+  }
+  scf::IfOp::create(b, loc, insideBuffer(b, loc, buffer, indices),
+                    [&](OpBuilder &b, Location loc) {
+                      ElementRef ref = resolveElement(b, loc, layouts, buffer, indices);
+                      memref::StoreOp::create(b, loc, value, ref.memref, ref.indices);
+                      scf::YieldOp::create(b, loc);
+                    });
+}
+
+void KernelLowering::forOwned(Location loc, const FragmentLayout &layout, ArrayRef<int64_t> shape,
+              function_ref<void(OpBuilder &, Location, const Owned &, ValueRange)> body) {
+  if (layout.kind == FragmentLayout::Kind::Row) {
+    SmallVector<int64_t> rest(shape.drop_front());
+    if (!rest.empty())
+      rest[0] /= layout.split;
+    Value colStart = rowSegmentStart(rewriter, loc, layout);
+    forOwnedRows(loc, shape[0], [&](OpBuilder &b, Location loc, Value r, Value row) {
+      buildLoops(b, loc, rest, [&](OpBuilder &b, Location loc, ValueRange at) {
+        SmallVector<Value> full = {row};
+        full.append(at.begin(), at.end());
+        if (colStart)
+          full[1] = arith::AddIOp::create(b, loc, full[1], colStart);
+        body(b, loc, Owned{layout, r, 0}, full);
+      });
+    }, layout.split);
+    return;
+  }
+  auto [rowBase, colBase] = mmaBases(loc, layout);
+  for (int64_t slot = 0; slot < layout.count(); ++slot) {
+    Owned owned{layout, Value(), slot};
+    if (layout.kind == FragmentLayout::Kind::MmaRow) {
+      int64_t offset = (slot / 2) * 16 + (slot % 2) * 8;
+      body(rewriter, loc, owned, {add(loc, rowBase, offset)});
+      continue;
+    }
+    auto [row, col] = mmaSlotOffset(layout, slot);
+    body(rewriter, loc, owned, {add(loc, rowBase, row), add(loc, colBase, col)});
+  }
+}
+
+Value KernelLowering::add(Location loc, Value v, int64_t c) {
+  return c ? arith::AddIOp::create(rewriter, loc, v, index(rewriter, loc, c)).getResult() : v;
+}
+
+std::pair<int64_t, int64_t> KernelLowering::mmaSlotOffset(const FragmentLayout &layout, int64_t slot) {
+  int64_t tile = slot / 4, e = slot % 4;
+  return {(tile / layout.tilesN()) * 16 + (e / 2) * 8, (tile % layout.tilesN()) * 8 + e % 2};
+}
+
+std::pair<Value, Value> KernelLowering::mmaBases(Location loc, const FragmentLayout &layout) {
+  auto &b = rewriter;
+  Value wm = arith::DivUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
+  Value wn = arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
+  Value quad = arith::DivUIOp::create(b, loc, lane, index(b, loc, 4));
+  Value pair = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)), index(b, loc, 2));
+  Value rowBase = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, wm, index(b, loc, layout.rows / layout.warpsM)), quad);
+  Value colBase = layout.kind == FragmentLayout::Kind::MmaRow
+                      ? Value()
+                      : arith::AddIOp::create(
+                            b, loc,
+                            arith::MulIOp::create(b, loc, wn,
+                                                  index(b, loc, layout.cols / layout.warpsN)),
+                            pair).getResult();
+  return {rowBase, colBase};
+}
+
+Value KernelLowering::rowSegmentStart(OpBuilder &b, Location loc, const FragmentLayout &layout) {
+  if (layout.kind != FragmentLayout::Kind::Row || layout.split == 1 || layout.cols == 0)
+    return Value();
+  return arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, index(b, loc, layout.split)),
+      index(b, loc, layout.colsPerThread()));
+}
+
+Value KernelLowering::rowWriter(Location loc, const FragmentLayout &layout) {
+  auto &b = rewriter;
+  if (layout.kind == FragmentLayout::Kind::Row)
+    return layout.split > 1 && layout.cols == 0
+               ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       arith::RemUIOp::create(b, loc, tid, index(b, loc, layout.split)),
+                                       index(b, loc, 0)).getResult()
+               : Value();
+  if (layout.kind != FragmentLayout::Kind::MmaRow)
+    return Value();
+  Value firstOfQuad = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
+      index(b, loc, 0));
+  Value firstColumnWarp = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN)), index(b, loc, 0));
+  return arith::AndIOp::create(b, loc, firstOfQuad, firstColumnWarp);
+}
+
+LogicalResult KernelLowering::lowerBlock(Block &block) {
+  return block.empty() ? success() : lowerBlockFrom(block, &block.front());
+}
+
+LogicalResult KernelLowering::lowerOp(Operation *op) {
+  rewriter.setInsertionPoint(op);
+  Location loc = op->getLoc();
+  if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
+    auto copies = pipelines.buffers.find(alloc.getResult());
+    rewriter.replaceOp(alloc, allocateShared(loc, alloc.getType(),
+                                             swizzleRequests.count(alloc.getResult()),
+                                             copies == pipelines.buffers.end() ? 1 : copies->second,
+                                             plannedOffsets.lookup(alloc.getResult())));
+    return success();
+  }
+  if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
+    MemRefType type = alloc.getType();
+    FragmentLayout layout = layouts_.lookup(alloc.getResult());
+    SmallVector<int64_t> shape(type.getShape());
+    if (layout.kind == FragmentLayout::Kind::Row) {
+      int64_t groups = layout.rowGroups(threads);
+      shape[0] = (shape[0] + groups - 1) / groups;
+      if (shape.size() > 1)
+        shape[1] /= layout.split;
+    } else
+      shape = {layout.count()};
+    Value storage = memref::AllocaOp::create(
+        rewriter, loc, MemRefType::get(shape, type.getElementType()));
+    fragments[alloc.getResult()] = {storage, layout};
+    return success();
+  }
+  if (auto alloc = dyn_cast<AllocLocalOp>(op)) {
+    MemRefType type = alloc.getType();
+    Value storage = memref::AllocaOp::create(
+        rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    rewriter.replaceOp(alloc, storage);
+    locals.insert(storage);
+    return success();
+  }
+  if (isa<AnnotateLayoutOp>(op)) {
+    rewriter.eraseOp(op);
+    return success();
+  }
+  if (auto fill = dyn_cast<FillOp>(op))
+    return lowerFill(fill);
+  if (auto copy = dyn_cast<CopyOp>(op))
+    return lowerCopy(copy);
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return lowerGemm(gemm);
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return lowerReduce(reduce);
+  if (auto parallel = dyn_cast<ParallelOp>(op))
+    return lowerParallel(parallel);
+  if (auto pipelined = dyn_cast<PipelinedOp>(op))
+    return lowerPipelined(pipelined);
+  if (auto atomic = dyn_cast<AtomicAddOp>(op)) {
+    // Outside a parallel loop: one thread does it.
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        tid, index(rewriter, loc, 0));
+    auto guard = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
+    rewriter.moveOpBefore(atomic, guard.thenBlock()->getTerminator());
+    return lowerElementOps(atomic, nullptr, {});
+  }
+  if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+    Value buffer = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
+                                           : cast<memref::StoreOp>(op).getMemRef();
+    if (isFragment(buffer))
+      return op->emitError("a fragment element is accessed outside a parallel "
+                           "loop; the GPU lowering needs the loop to know "
+                           "which thread owns it");
+    return success();
+  }
+  if (isa<TLDialect>(op->getDialect()))
+    return op->emitOpError("has no GPU lowering yet");
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      if (failed(lowerBlock(block)))
+        return failure();
+  return success();
+}
+
+void KernelLowering::replaceTranscendentals() {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<math::Exp2Op, math::Log2Op, math::ExpOp, math::LogOp, math::AbsFOp,
+            math::SqrtOp, math::RsqrtOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    rewriter.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    Value x = op->getOperand(0);
+    Type type = x.getType(), f32 = rewriter.getF32Type();
+    Value x32 = convertFloat(rewriter, loc, x, f32);
+    bool exponential = isa<math::Exp2Op, math::ExpOp>(op);
+    StringRef name = exponential ? "llvm.nvvm.ex2.approx.ftz.f" : "llvm.nvvm.lg2.approx.ftz.f";
+    if (isa<math::AbsFOp>(op))
+      name = "llvm.fabs.f32";
+    else if (isa<math::SqrtOp>(op))
+      name = "llvm.sqrt.f32";
+    else if (isa<math::RsqrtOp>(op))
+      name = "llvm.nvvm.rsqrt.approx.ftz.f";
+    if (isa<math::ExpOp>(op)) // e^x = 2^(x log2 e)
+      x32 = arith::MulFOp::create(rewriter, loc, x32,
+                                  arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(1.4426950408889634f)));
+    Value y = LLVM::CallIntrinsicOp::create(rewriter, loc, f32,
+                                            rewriter.getStringAttr(name), ValueRange{x32})
+                  .getResult(0);
+    if (isa<math::LogOp>(op)) // ln x = log2 x * ln 2
+      y = arith::MulFOp::create(rewriter, loc, y,
+                                arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.6931471805599453f)));
+    rewriter.replaceOp(op, convertFloat(rewriter, loc, y, type));
+  }
+}
+
+} // namespace tl::gpu_lowering

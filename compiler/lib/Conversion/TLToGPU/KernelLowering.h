@@ -1,0 +1,415 @@
+//===- KernelLowering.h - one kernel to per-thread GPU code ---------------===//
+//
+// Fragments take the layouts FragmentLayout.h infers: the mma.sync layout
+// (gemm on tensor cores, row reductions by quad shuffles) where the kernel
+// allows, else the Row layout (thread t owns rows t, t+T, ...), which works
+// for every program. Tile ops on fragments iterate the elements a thread owns;
+// tile ops without fragments spread their elements over all threads; shared
+// memory is fenced by barriers around every write, and the barriers that end
+// up ordering nothing are removed afterwards (BarrierElision.h).
+//
+// Before lowering, shared tiles are placed (planShared: tiles whose lives do
+// not overlap share bytes) and the copies of pipelined loops that can go
+// asynchronous are chosen (PipelinePlan.h); lowerPipelined then emits them as
+// cp.async groups into rotating copies of their tiles.
+//
+// The lowering walks each kernel body in program order: fragment accesses
+// must be rewritten together with the loops that own them, which a set of
+// independent rewrite patterns cannot see.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "../LoweringHelpers.h"
+#include "BarrierElision.h"
+#include "FragmentLayout.h"
+#include "PairedStores.h"
+#include "PipelinePlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <array>
+#include <limits>
+
+namespace tl::gpu_lowering {
+using namespace mlir;
+using namespace tl::lowering;
+
+inline int64_t product(ArrayRef<int64_t> values) {
+  int64_t n = 1;
+  for (int64_t v : values)
+    n *= v;
+  return n;
+}
+
+inline Value index(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+struct Fragment {
+  Value storage;         // per thread: Row memref<R x rest...>, Mma memref<count>
+  FragmentLayout layout;
+};
+
+/// Which element of its driving fragment a thread is at, inside a loop over
+/// the elements it owns: Row: local row `r`; Mma/MmaRow: element `slot`.
+struct Owned {
+  FragmentLayout layout;
+  Value r;
+  int64_t slot = 0;
+};
+
+/// Lowers one outlined kernel (a gpu.func still holding tl ops) in place.
+class KernelLowering {
+public:
+  KernelLowering(gpu::GPUFuncOp func, int64_t threads, const LayoutMap &layouts)
+      : func(func), funcOp(func.getOperation()), rewriter(func.getContext()), threads(threads),
+        layouts(layouts) {}
+
+  LogicalResult run();
+
+private:
+  bool isFragment(Value v) const { return fragments.count(v); }
+  bool isShared(Value v) const { return shared.count(v); }
+  bool isLocal(Value v) const { return locals.count(v); }
+  bool isGlobal(Value v) const;
+
+  void barrier(Location loc) { gpu::BarrierOp::create(rewriter, loc); }
+
+  /// Places every tl.alloc_shared of the kernel in dynamic shared memory
+  /// before lowering: a tile is live from the first to the last op of the
+  /// kernel body that uses it (a use inside a loop keeps it live for the whole
+  /// loop), and tiles whose lives do not overlap share bytes (first fit,
+  /// 128-byte aligned, largest first). Reuse needs no extra barrier: every
+  /// shared write the lowering emits is preceded by one (pipelined loads: by
+  /// the one before their prologue). Tiles made during lowering (staged
+  /// operands) go after the planned ones.
+  void planShared();
+
+  /// A view of dynamic shared memory for a tile, created at the kernel's
+  /// entry: at its planned offset (planShared), or for a tile the lowering
+  /// makes, at the next free bytes. A tile that a pipelined loop fills
+  /// asynchronously has `copies` rotating copies back to back; the view is
+  /// the first (stageView gives the others).
+  Value allocateShared(Location loc, MemRefType type, bool swizzle = false, int64_t copies = 1,
+                       std::optional<int64_t> planned = std::nullopt);
+
+  /// Swizzled 16-bit tiles whose rows span whole 128-byte lines are stored so:
+  /// the 16-byte chunk c of row r lives at chunk c ^ (r % 8), so the 8 rows an
+  /// ldmatrix reads hit 8 different bank groups.
+  static bool swizzlable(MemRefType type);
+
+  /// A shared tile of `type` at `byteOffset` of dynamic shared memory, within
+  /// the bytes `range` (all copies of a rotating tile; see BarrierElision.h).
+  Value sharedView(Location loc, MemRefType type, Value byteOffset, bool swizzle,
+                   std::array<int64_t, 2> range);
+
+  /// The rotating copy of `tile` that iteration `k` of its pipelined loop
+  /// uses: (k - start) % copies (k >= start, whatever the sign of start).
+  Value stageView(Location loc, Value tile, Value k, Value start);
+
+  /// The stored column of logical (row, col) in a swizzled tile.
+  Value swizzleColumn(OpBuilder &b, Location loc, Value row, Value col);
+
+  /// Every access to a swizzled tile, generated as if it were plain, gets its
+  /// column swizzled (ldmatrix addresses are swizzled where they are made).
+  LogicalResult swizzleAccesses();
+
+  //===--------------------------------------------------------------------===//
+  // Loops
+  //===--------------------------------------------------------------------===//
+
+  /// for r in [0, ceil(rows/G)): row = tid/split + r*G; if row < rows:
+  /// body(r, row), with G = T/split row groups.
+  void forOwnedRows(Location loc, int64_t rows,
+                    function_ref<void(OpBuilder &, Location, Value, Value)> body,
+                    int64_t split = 1);
+
+  /// for flat in [tid, total) step T: body(coordinates of flat in `extents`).
+  /// Unrolled when every thread takes the same few steps (the address math
+  /// then folds into constants).
+  void forSpread(Location loc, ArrayRef<int64_t> extents,
+                 function_ref<void(OpBuilder &, Location, ValueRange)> body);
+
+  //===--------------------------------------------------------------------===//
+  // Element access
+  //===--------------------------------------------------------------------===//
+
+  /// Storage indices of `fragment`'s element `indices` at the thread's
+  /// current element `owned` (see Owned).
+  SmallVector<Value> localIndices(OpBuilder &b, Location loc, Value fragment,
+                                  ValueRange indices, const Owned &owned);
+
+  /// Loads element `indices` of `buffer` (a fragment: the thread's own
+  /// element; a global tensor: through its layout, zero past the end).
+  Value load(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
+             const Owned *owned);
+
+  void store(OpBuilder &b, Location loc, Value value, Value buffer,
+             ValueRange indices, const Owned *owned);
+
+  /// Runs `body` for every element of a fragment of `layout` and `shape` that
+  /// this thread owns, with the element's logical indices. Mma layouts unroll
+  /// (constant storage indices keep fragments in registers).
+  void forOwned(Location loc, const FragmentLayout &layout, ArrayRef<int64_t> shape,
+                function_ref<void(OpBuilder &, Location, const Owned &, ValueRange)> body);
+
+  Value add(Location loc, Value v, int64_t c);
+
+  /// Where slot `slot` of an Mma accumulator lies from the thread's bases
+  /// (mmaBases): slots 4t..4t+3 of m16n8 tile t are (r, c), (r, c+1),
+  /// (r+8, c), (r+8, c+1).
+  static std::pair<int64_t, int64_t> mmaSlotOffset(const FragmentLayout &layout, int64_t slot);
+
+  /// Row of this thread's first element in an Mma tile, and its column.
+  std::pair<Value, Value> mmaBases(Location loc, const FragmentLayout &layout);
+
+  /// The first column this thread holds of each row of a split Row fragment
+  /// (null when the fragment has no column split).
+  Value rowSegmentStart(OpBuilder &b, Location loc, const FragmentLayout &layout);
+
+  /// i1: this thread is the one that writes out a replicated element (of an
+  /// MmaRow fragment, or a 1-D split Row one); null where elements have one
+  /// holder.
+  Value rowWriter(Location loc, const FragmentLayout &layout);
+
+  //===--------------------------------------------------------------------===//
+  // Ops
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult lowerBlock(Block &block);
+
+  LogicalResult lowerOp(Operation *op);
+
+  //===--------------------------------------------------------------------===//
+  // Pipelined loops
+  //===--------------------------------------------------------------------===//
+
+  /// num_stages = s with planned copies: each planned copy of iteration k is
+  /// issued in iteration k - s (the first s in a prologue) as its own
+  /// cp.async group into rotating copy (k - start) % (s+1) of its tile; where
+  /// the copy stood, the thread waits for that group and a barrier publishes
+  /// the tile. Iteration k issues right after its first wait's barrier: every
+  /// thread has then finished iteration k-1, the last reader of the rotating
+  /// copies it overwrites (planned tiles are read only after their copy), so
+  /// that barrier also guards the overwrite and the loop needs no other.
+  LogicalResult lowerPipelined(PipelinedOp op);
+
+  /// `later` follows `earlier` in its block with nothing but pure ops between.
+  static bool onlyPureOpsBetween(Operation *earlier, Operation *later);
+
+  LogicalResult lowerBlockFrom(Block &block, Operation *first);
+
+  /// Issues the planned copies of iteration `k` (when k < end), one cp.async
+  /// group per copy; the groups are committed even when empty, so that every
+  /// iteration commits the same number.
+  void issueIteration(Location loc, const PipelinePlan &plan, Block &body, Value k, Value end,
+                      Value start);
+
+  /// `value` as iteration `k` computes it: the pure ops of `body` between the
+  /// induction variable and `value` are cloned with k in its place.
+  Value atIteration(Value value, Block &body, IRMapping &map);
+
+  /// cp.async of iteration k's region of `copy` into its rotating copy:
+  /// pieces of `bytes` spread over the threads; pieces past the tensor's end
+  /// are zero-filled (source size 0).
+  void issueCopy(CopyOp copy, int64_t bytes, Block &body, Value k, Value start);
+
+  /// cp.async of `copy`'s source region at `srcOffsets` into the whole of
+  /// `tile`, in pieces of `bytes` spread over the threads; pieces past the
+  /// tensor's end are zero-filled (source size 0).
+  void issuePieces(CopyOp copy, ValueRange srcOffsets, Value tile, int64_t bytes);
+
+  LogicalResult lowerFill(FillOp op);
+
+  /// Elements per 16-byte access when a copy between a split Row fragment and
+  /// memory can move whole 16-byte pieces of each thread's row segment (see
+  /// vectorWidth); 0 otherwise.
+  int64_t rowVectorWidth(CopyOp op, Value fragment);
+
+  /// The copy of rowVectorWidth: per owned row, the thread's segment in
+  /// `width`-element vectors (a global piece past the tensor's end reads as
+  /// zeros and is not written).
+  void copyRowVectors(CopyOp op, Value fragment, int64_t width);
+
+  /// A copy of an Mma accumulator to shared or global memory can store each
+  /// thread's column pairs (slots 2i, 2i+1: adjacent columns of one row) as
+  /// one access: the fragment's columns run along the destination's last,
+  /// contiguous dimension, which has an even extent and an even offset (a
+  /// pair is then wholly inside a ragged tensor or wholly past its end). A
+  /// swizzled tile keeps pairs together (it moves 16-byte chunks).
+  bool mmaPairs(CopyOp op, Value fragment);
+
+  /// The copy of mmaPairs: one 2-element store per column pair.
+  void copyMmaPairs(CopyOp op, Value fragment);
+
+  /// A fragment side of a copy must be the whole fragment.
+  LogicalResult checkWholeFragment(CopyOp op, Value buffer, OperandRange offsets,
+                                   ArrayRef<int64_t> sizes);
+
+  /// Elements per 16-byte access when a copy between global and shared
+  /// buffers can move whole 16-byte pieces of its last dimension: same element
+  /// type, no index-map layout, last dimension contiguous on both sides,
+  /// 16-byte aligned and (for global tensors) inside the tensor. 0 otherwise.
+  int64_t vectorWidth(CopyOp op);
+
+  LogicalResult lowerCopy(CopyOp op);
+
+  LogicalResult lowerGemm(GemmOp op);
+
+  /// The A fragment of an Mma gemm holds, in each thread, the elements mma.sync
+  /// wants from it: its layout is the accumulator's, over whole rows per warp.
+  bool aFromRegisters(GemmOp op);
+
+  /// A shared copy of a fragment for an op whose threads need elements other
+  /// threads hold: each thread stores the elements it owns, and barriers
+  /// order the copy after earlier readers of the tile and before the reads.
+  Value stageThroughShared(Location loc, Value fragment);
+
+  //===--------------------------------------------------------------------===//
+  // Tensor cores
+  //===--------------------------------------------------------------------===//
+
+  /// Two f16/bf16 values packed into the i32 an mma.sync register holds.
+  /// As a 2-element vector bitcast to i32: NVPTX makes it one mov (or one
+  /// cvt.rn.f16x2.f32 with the conversion), not a shift-and-or per pair.
+  Value pack(Location loc, Value lo, Value hi, Type half);
+
+  /// mma.sync m16n8k16 row.col with f32 accumulators, through inline PTX.
+  SmallVector<Value> mma(Location loc, ArrayRef<Value> a, ArrayRef<Value> b,
+                         ArrayRef<Value> c, bool bf16);
+
+  /// Inline PTX without side effects (LLVM may move, merge or drop it, but
+  /// cannot see through it).
+  Value inlineAsm(Location loc, Type resultType, ValueRange operands, const std::string &text,
+                  StringRef constraints);
+
+  /// The row-major position of `indices` in a tile of `shape`.
+  Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange indices);
+
+  /// The 32-bit shared-memory address of buffer[indices] (the last two
+  /// indices swizzled where the tile is).
+  Value sharedAddress(Location loc, Value buffer, ValueRange indices);
+  Value sharedAddress(Location loc, Value buffer, Value row, Value col);
+
+  /// ldmatrix.x4: four 8x8 b16 matrices whose rows this lane's `address`
+  /// names (lanes 8i..8i+7 give matrix i's rows); register i holds matrix i.
+  /// Through the NVVM intrinsic, which reads shared memory only: it stays
+  /// after the barrier that publishes the tile yet schedules freely.
+  SmallVector<Value> ldmatrix(Location loc, Value address, bool transpose);
+
+  /// The shared address of ldmatrix row (row + rowStep, col + colStep) of
+  /// `buffer`, where row and col are this lane's (runtime) coordinates and
+  /// the steps compile-time ones. In a swizzled tile the swizzle commutes with
+  /// steps of 8 rows and of 16-element column pairs when the lane's column is
+  /// its 8-element half (0 or 8) plus a warp offset that is a multiple of
+  /// `warpStride` (0: none), a power of two, at least 16 and above every step: the step's bits
+  /// are then disjoint from the lane's, and
+  ///   address = (laneAddress ^ (step's bytes within the 128-byte line)) + constant.
+  /// Every ldmatrix of an operand then shares a few lane addresses, instead of
+  /// a register per (step, tile) that lives through the loop. (The tile and
+  /// every row start 128-byte aligned, so the XOR only touches chunk bits.)
+  Value ldmatrixAddress(Location loc, Value buffer, Value row, Value col, int64_t rowStep,
+                        int64_t colStep, int64_t warpStride);
+  /// The gemm being lowered's lane addresses, per (tile, row, column, xor).
+  llvm::DenseMap<std::tuple<Value, Value, Value, int64_t>, Value> laneAddresses;
+
+  /// ldmatrix can feed mma from this shared operand: 16-bit rows whose length
+  /// keeps every 8-element row segment 16-byte aligned.
+  bool ldmatrixReady(Value buffer);
+
+  /// gemm with an Mma accumulator: per warp, per 16-deep K step, A and B
+  /// fragments gathered from shared memory (or A from an Mma fragment, whose
+  /// accumulator layout is mma's A layout) and one mma.sync per 16x8 tile.
+  LogicalResult lowerGemmMma(GemmOp op);
+
+  /// Row reduction of an Mma fragment: each thread combines the columns it
+  /// holds, then the four lanes of a row combine by shuffles.
+  /// Row reductions of an Mma fragment: each thread combines its elements of
+  /// a row, the four lanes of a quad combine by shuffles; where several warps
+  /// share the rows (warpsN > 1), each warp's partial goes through shared
+  /// memory and every thread combines the warps' partials in warp order.
+  LogicalResult lowerReduceMma(ReduceOp op);
+
+  /// Row reduction of a split Row fragment into a (replicated) 1-D one: each
+  /// thread combines its segment of the row, then the row's threads (adjacent
+  /// lanes) combine by xor shuffles, so that each of them holds the result.
+  LogicalResult lowerReduceSplitRows(ReduceOp op);
+
+  LogicalResult lowerReduce(ReduceOp op);
+
+  /// True when `op`'s body accesses a fragment / writes shared memory.
+  bool bodyTouches(Operation *op, bool fragmentsNotShared);
+
+  /// The fragment whose layout decides which thread runs which iteration of a
+  /// parallel loop: one indexed by all the loop's indices if there is one.
+  Value drivingFragment(ParallelOp op);
+
+  /// The row factor s of a rescale loop `X(i, j) = X(i, j) * s(i)` (either
+  /// operand order; f32), with X an Mma accumulator and s a row fragment of
+  /// it; null for any other loop. Online softmax rescales its output so each
+  /// iteration, by exp2(old max - new max): 1 for every row whose max held.
+  Value rowScaleFactor(ParallelOp op);
+
+  /// For a rescale loop (rowScaleFactor): a guard that skips the multiplies
+  /// when every factor the warp holds is exactly 1 (x * 1 == x), decided by a
+  /// warp vote so that the branch stays uniform. Returns the guard; the
+  /// caller emits the loop in its then-block.
+  scf::IfOp skipUnitScale(Location loc, Value scale);
+
+  LogicalResult lowerParallel(ParallelOp op);
+
+  /// In the straight-line code [begin, end) of an unrolled parallel loop,
+  /// divisions by one value become multiplications by its reciprocal,
+  /// computed once (`acc_o /= logsum` in attention: one division per row, not
+  /// per element; the result may differ from the quotient in the last bit).
+  /// f32 only: a 16-bit reciprocal overflows long before the quotient does.
+  /// Repeated loads of one fragment slot are merged first, so that the
+  /// elements of a row see one divisor.
+  void shareDivisors(Operation *begin, Operation *end);
+
+  /// Rewrites the element-level ops of a parallel body: fragment accesses go
+  /// to the thread's own element (they must use the loop's own indices),
+  /// atomic_add becomes atomic_rmw.
+  LogicalResult lowerElementOps(Operation *root, const Owned *owned, ValueRange ivs);
+
+  /// exp2/log2 (and exp/log through them) as the PTX approximations
+  /// (ex2.approx / lg2.approx), as the fastest attention kernels use them;
+  /// abs and sqrt as LLVM intrinsics. convert-gpu-to-nvvm would otherwise
+  /// call libdevice, which we do not link.
+  void replaceTranscendentals();
+
+  gpu::GPUFuncOp func;
+  Operation *funcOp;
+  IRRewriter rewriter;
+  int64_t threads;
+  const LayoutMap &layouts;
+  Value tid, sharedBase, lane, warpId;
+  FragmentLayouts layouts_;
+  int64_t sharedBytes = 0;
+  llvm::MapVector<Value, Fragment> fragments;
+  llvm::DenseSet<Value> shared, locals, swizzled, swizzleRequests;
+  /// Shared tiles with rotating copies for a pipelined loop (see PipelinePlan.h).
+  struct Rotating {
+    int64_t offset, bytes, copies;
+    bool swizzle;
+  };
+  llvm::DenseMap<Value, Rotating> rotating;
+  llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset
+  PipelinePlans pipelines;
+  /// Steps per thread up to which forSpread unrolls.
+  static constexpr int64_t kUnrolledSteps = 4;
+};
+
+} // namespace tl::gpu_lowering

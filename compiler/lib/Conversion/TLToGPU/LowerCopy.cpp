@@ -1,0 +1,313 @@
+//===- LowerCopy.cpp - KernelLowering: fills and copies -------------------===//
+//
+// tl.fill and tl.copy: between fragments and memory (by the fragment's
+// layout: 16-byte row segments, Mma column pairs, or element by element),
+// and between memories (16-byte pieces where aligned, entry copies as
+// cp.async).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace tl::gpu_lowering {
+
+LogicalResult KernelLowering::lowerFill(FillOp op) {
+  Location loc = op.getLoc();
+  Value buffer = op.getBuffer(), value = op.getValue();
+  if (isFragment(buffer)) {
+    const Fragment &fragment = fragments.find(buffer)->second;
+    auto type = cast<MemRefType>(fragment.storage.getType());
+    if (fragment.layout.kind == FragmentLayout::Kind::Row) {
+      buildLoops(rewriter, loc, type.getShape(), [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        memref::StoreOp::create(b, loc, value, fragment.storage, ivs);
+      });
+    } else {
+      // One store per slot: constant indices keep Mma storage in registers
+      // (a loop LLVM only partly unrolls would leave it in local memory).
+      for (int64_t slot = 0; slot < type.getNumElements(); ++slot)
+        memref::StoreOp::create(rewriter, loc, value, fragment.storage,
+                                ValueRange{index(rewriter, loc, slot)});
+    }
+  } else if (isShared(buffer)) {
+    barrier(loc);
+    forSpread(loc, cast<MemRefType>(buffer.getType()).getShape(),
+              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                memref::StoreOp::create(b, loc, value, buffer, ivs);
+              });
+    barrier(loc);
+  } else {
+    buildLoops(rewriter, loc, cast<MemRefType>(buffer.getType()).getShape(),
+               [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                 memref::StoreOp::create(b, loc, value, buffer, ivs);
+               });
+  }
+  rewriter.eraseOp(op);
+  return success();
+}
+
+int64_t KernelLowering::rowVectorWidth(CopyOp op, Value fragment) {
+  const FragmentLayout &layout = fragments.find(fragment)->second.layout;
+  if (layout.kind != FragmentLayout::Kind::Row || layout.split == 1 || layout.cols == 0 ||
+      isFragment(op.getSrc()) == isFragment(op.getDst()))
+    return 0;
+  int64_t width = vectorWidth(op);
+  return width && layout.colsPerThread() % width == 0 ? width : 0;
+}
+
+void KernelLowering::copyRowVectors(CopyOp op, Value fragment, int64_t width) {
+  Location loc = op.getLoc();
+  Value src = op.getSrc(), dst = op.getDst();
+  Value memory = fragment == src ? dst : src;
+  const Fragment &f = fragments.find(fragment)->second;
+  auto vectorType = VectorType::get({width}, cast<MemRefType>(src.getType()).getElementType());
+  Value colStart = rowSegmentStart(rewriter, loc, f.layout);
+  forOwnedRows(loc, f.layout.rows, [&](OpBuilder &b, Location loc, Value r, Value row) {
+    for (int64_t v = 0; v < f.layout.colsPerThread() / width; ++v) {
+      Value col = arith::AddIOp::create(b, loc, colStart, index(b, loc, v * width));
+      bool toMemory = memory == dst;
+      SmallVector<Value> at = regionIndices(b, loc, toMemory ? op.getDstOffsets() : op.getSrcOffsets(),
+                                            toMemory ? op.getDstSizes() : op.getSrcSizes(),
+                                            ValueRange{row, col});
+      auto slot = [&](int64_t e) {
+        return SmallVector<Value>{r, index(b, loc, v * width + e)};
+      };
+      Value inside = isGlobal(memory) ? insideBuffer(b, loc, memory, at) : Value();
+      if (toMemory) {
+        SmallVector<Value> elements;
+        for (int64_t e = 0; e < width; ++e)
+          elements.push_back(memref::LoadOp::create(b, loc, f.storage, slot(e)));
+        Value vector = vector::FromElementsOp::create(b, loc, vectorType, elements);
+        auto storeTo = [&](OpBuilder &b, Location loc) {
+          vector::StoreOp::create(b, loc, vector, memory, at, false, llvm::MaybeAlign(16));
+        };
+        if (!inside) {
+          storeTo(b, loc);
+          continue;
+        }
+        scf::IfOp::create(b, loc, inside, [&](OpBuilder &b, Location loc) {
+          storeTo(b, loc);
+          scf::YieldOp::create(b, loc);
+        });
+        continue;
+      }
+      auto loadFrom = [&](OpBuilder &b, Location loc) -> Value {
+        return vector::LoadOp::create(b, loc, vectorType, memory, at, false, llvm::MaybeAlign(16));
+      };
+      Value vector =
+          inside ? scf::IfOp::create(
+                       b, loc, inside,
+                       [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, loadFrom(b, loc)); },
+                       [&](OpBuilder &b, Location loc) {
+                         scf::YieldOp::create(b, loc, arith::ConstantOp::create(
+                                                          b, loc, b.getZeroAttr(vectorType)).getResult());
+                       })
+                       .getResult(0)
+                 : loadFrom(b, loc);
+      for (int64_t e = 0; e < width; ++e)
+        memref::StoreOp::create(b, loc,
+                                vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e}),
+                                f.storage, slot(e));
+    }
+  }, f.layout.split);
+}
+
+bool KernelLowering::mmaPairs(CopyOp op, Value fragment) {
+  Value dst = op.getDst();
+  if (fragment != op.getSrc() || isFragment(dst) || isLocal(dst) || layouts.count(dst) ||
+      fragments.find(fragment)->second.layout.kind != FragmentLayout::Kind::Mma)
+    return false;
+  auto type = cast<MemRefType>(dst.getType());
+  auto fragmentType = cast<MemRefType>(fragment.getType());
+  return fragmentType.getRank() == 2 && op.getDstSizes().back() == fragmentType.getDimSize(1) &&
+         type.getDimSize(type.getRank() - 1) % 2 == 0 &&
+         knownDivisor(op.getDstOffsets().back()) % 2 == 0;
+}
+
+void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
+  Location loc = op.getLoc();
+  Value dst = op.getDst();
+  const Fragment &f = fragments.find(fragment)->second;
+  Type element = cast<MemRefType>(dst.getType()).getElementType();
+  auto pairType = VectorType::get({2}, element);
+  auto alignment = llvm::MaybeAlign(2 * cast<MemRefType>(dst.getType()).getElementTypeBitWidth() / 8);
+  auto [rowBase, colBase] = mmaBases(loc, f.layout);
+  for (int64_t slot = 0; slot < f.layout.count(); slot += 2) {
+    auto [row, col] = mmaSlotOffset(f.layout, slot);
+    SmallVector<Value> at = regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),
+                                          ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
+    SmallVector<Value> elements;
+    for (int64_t e : {slot, slot + 1})
+      elements.push_back(convertFloat(
+          rewriter, loc,
+          memref::LoadOp::create(rewriter, loc, f.storage, ValueRange{index(rewriter, loc, e)}),
+          element));
+    Value pair = vector::FromElementsOp::create(rewriter, loc, pairType, elements);
+    if (!isGlobal(dst)) {
+      vector::StoreOp::create(rewriter, loc, pair, dst, at, false, alignment);
+      continue;
+    }
+    scf::IfOp::create(rewriter, loc, insideBuffer(rewriter, loc, dst, at),
+                      [&](OpBuilder &b, Location loc) {
+                        vector::StoreOp::create(b, loc, pair, dst, at, false, alignment);
+                        scf::YieldOp::create(b, loc);
+                      });
+  }
+}
+
+LogicalResult KernelLowering::checkWholeFragment(CopyOp op, Value buffer, OperandRange offsets,
+                                 ArrayRef<int64_t> sizes) {
+  auto type = cast<MemRefType>(buffer.getType());
+  for (auto [offset, size, dim] : llvm::zip(offsets, sizes, type.getShape())) {
+    std::optional<int64_t> c = getConstantIntValue(offset);
+    if (!c || *c != 0 || size != dim)
+      return op.emitOpError("copies part of a fragment; the GPU lowering "
+                            "copies whole fragments only");
+  }
+  if (type.getRank() > 1 && type.getDimSize(0) == 1)
+    return op.emitOpError("copies a fragment whose first extent is 1; the GPU "
+                          "lowering distributes fragments by their first "
+                          "dimension");
+  return success();
+}
+
+int64_t KernelLowering::vectorWidth(CopyOp op) {
+  Value src = op.getSrc(), dst = op.getDst();
+  auto srcType = cast<MemRefType>(src.getType()), dstType = cast<MemRefType>(dst.getType());
+  if (srcType.getElementType() != dstType.getElementType() || layouts.count(src) ||
+      layouts.count(dst) || isLocal(src) || isLocal(dst))
+    return 0;
+  int64_t bytes = srcType.getElementTypeBitWidth() / 8;
+  if (bytes == 0 || 16 % bytes)
+    return 0;
+  int64_t width = 16 / bytes;
+  // A piece that starts inside the tensor then ends inside it: each piece
+  // is guarded by its first element.
+  auto aligned = [&](MemRefType type, OperandRange offsets, ArrayRef<int64_t> sizes) {
+    int64_t last = type.getRank() - 1;
+    return sizes[last] != 1 && sizes[last] % width == 0 && type.getDimSize(last) % width == 0 &&
+           knownDivisor(offsets[last]) % width == 0;
+  };
+  if (!aligned(srcType, op.getSrcOffsets(), op.getSrcSizes()) ||
+      !aligned(dstType, op.getDstOffsets(), op.getDstSizes()))
+    return 0;
+  return width;
+}
+
+LogicalResult KernelLowering::lowerCopy(CopyOp op) {
+  Location loc = op.getLoc();
+  Value src = op.getSrc(), dst = op.getDst();
+  SmallVector<int64_t> extents;
+  for (int64_t size : op.getSrcSizes())
+    if (size != 1)
+      extents.push_back(size);
+  bool writesShared = isShared(dst);
+  if (writesShared)
+    barrier(loc);
+  if (auto entry = pipelines.entryCopies.find(op.getOperation());
+      entry != pipelines.entryCopies.end()) {
+    // Waited for after the prologue of the loop it precedes (PipelinePlan.h).
+    issuePieces(op, op.getSrcOffsets(), dst, entry->second);
+    NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  if (isFragment(src) || isFragment(dst)) {
+    Value fragment = isFragment(dst) ? dst : src;
+    for (Value side : {src, dst})
+      if (isFragment(side) &&
+          failed(checkWholeFragment(op, side,
+                                    side == src ? op.getSrcOffsets() : op.getDstOffsets(),
+                                    side == src ? op.getSrcSizes() : op.getDstSizes())))
+        return failure();
+    ArrayRef<int64_t> shape = cast<MemRefType>(fragment.getType()).getShape();
+    const FragmentLayout &layout = fragments.find(fragment)->second.layout;
+    if (int64_t width = rowVectorWidth(op, fragment)) {
+      copyRowVectors(op, fragment, width);
+      if (writesShared)
+        barrier(loc);
+      rewriter.eraseOp(op);
+      return success();
+    }
+    if (mmaPairs(op, fragment)) {
+      copyMmaPairs(op, fragment);
+      if (writesShared)
+        barrier(loc);
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // A replicated row vector is written out by one of its holders only.
+    Value writer = isFragment(dst) ? Value() : rowWriter(loc, layout);
+    forOwned(loc, layout, shape, [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
+      SmallVector<Value> squeezed;
+      for (auto [d, extent] : llvm::enumerate(shape))
+        if (extent != 1)
+          squeezed.push_back(full[d]);
+      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), squeezed);
+      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), squeezed);
+      Value value = load(b, loc, src, from, &owned);
+      if (!writer) {
+        store(b, loc, value, dst, to, &owned);
+        return;
+      }
+      scf::IfOp::create(b, loc, writer, [&](OpBuilder &b, Location loc) {
+        store(b, loc, value, dst, to, &owned);
+        scf::YieldOp::create(b, loc);
+      });
+    });
+  } else if (isLocal(src) || isLocal(dst)) {
+    buildLoops(rewriter, loc, extents, [&](OpBuilder &b, Location loc, ValueRange s) {
+      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
+      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
+      store(b, loc, load(b, loc, src, from, nullptr), dst, to, nullptr);
+    });
+  } else if (int64_t width = vectorWidth(op)) {
+    // 16-byte accesses along the contiguous last dimension.
+    SmallVector<int64_t> vectors(extents);
+    vectors.back() /= width;
+    Type element = cast<MemRefType>(src.getType()).getElementType();
+    auto vectorType = VectorType::get({width}, element);
+    forSpread(loc, vectors, [&](OpBuilder &b, Location loc, ValueRange v) {
+      SmallVector<Value> s(v);
+      s.back() = arith::MulIOp::create(b, loc, s.back(), index(b, loc, width));
+      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
+      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
+      auto load = [&](OpBuilder &b, Location loc) -> Value {
+        return vector::LoadOp::create(b, loc, vectorType, src, ValueRange(from), false, llvm::MaybeAlign(16));
+      };
+      auto storeTo = [&](OpBuilder &b, Location loc, Value value) {
+        vector::StoreOp::create(b, loc, value, dst, ValueRange(to), false, llvm::MaybeAlign(16));
+      };
+      Value value;
+      if (isGlobal(src))
+        value = scf::IfOp::create(
+                    b, loc, insideBuffer(b, loc, src, from),
+                    [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, load(b, loc)); },
+                    [&](OpBuilder &b, Location loc) {
+                      scf::YieldOp::create(b, loc, arith::ConstantOp::create(
+                                                       b, loc, b.getZeroAttr(vectorType)).getResult());
+                    })
+                    .getResult(0);
+      else
+        value = load(b, loc);
+      if (!isGlobal(dst)) {
+        storeTo(b, loc, value);
+        return;
+      }
+      scf::IfOp::create(b, loc, insideBuffer(b, loc, dst, to), [&](OpBuilder &b, Location loc) {
+        storeTo(b, loc, value);
+        scf::YieldOp::create(b, loc);
+      });
+    });
+  } else {
+    forSpread(loc, extents, [&](OpBuilder &b, Location loc, ValueRange s) {
+      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
+      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
+      store(b, loc, load(b, loc, src, from, nullptr), dst, to, nullptr);
+    });
+  }
+  if (writesShared)
+    barrier(loc);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+} // namespace tl::gpu_lowering

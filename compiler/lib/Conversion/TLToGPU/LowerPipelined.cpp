@@ -1,0 +1,178 @@
+//===- LowerPipelined.cpp - KernelLowering: pipelined loops ---------------===//
+//
+// Pipelined loops (PipelinePlan.h decides which copies go asynchronous): the
+// prologue, the waits where the planned copies stood, and the issue of each
+// later iteration's copies as cp.async groups into rotating tile copies.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace tl::gpu_lowering {
+
+LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
+  Location loc = op.getLoc();
+  Block &body = op.getBody().front();
+  auto loop = scf::ForOp::create(rewriter, loc, op.getStart(), op.getEnd(),
+                                 index(rewriter, loc, 1));
+  auto planned = pipelines.loops.find(op.getOperation());
+  if (planned == pipelines.loops.end()) {
+    rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
+    rewriter.eraseOp(op);
+    return lowerBlock(*loop.getBody());
+  }
+  PipelinePlan plan = planned->second;
+  int64_t stages = plan.stages, groups = static_cast<int64_t>(plan.copies.size());
+  rewriter.setInsertionPoint(loop);
+  barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
+  for (int64_t i = 0; i < stages; ++i)
+    issueIteration(loc, plan, body, add(loc, op.getStart(), i), op.getEnd(), op.getStart());
+  if (plan.afterEntryCopies) { // all but the prologue's groups: the entry copies
+    NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, static_cast<int32_t>(groups * stages));
+    barrier(loc);
+  }
+
+  rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
+  rewriter.eraseOp(op);
+  Block &loopBody = *loop.getBody();
+  Value k = loop.getInductionVar(), start = loop.getLowerBound();
+  // The loop's header: the views of this iteration's rotating copies. The
+  // body's own ops follow; the planned copies among them are replaced below
+  // by waits, and the first wait is followed by the issue of iteration
+  // k + stages.
+  rewriter.setInsertionPointToStart(&loopBody);
+  SmallVector<Value> views;
+  for (CopyOp copy : plan.copies)
+    views.push_back(stageView(loc, copy.getDst(), k, start));
+  Operation *headerEnd = views.back().getDefiningOp();
+  bool issued = false;
+  for (auto [j, copyRef] : llvm::enumerate(plan.copies)) {
+    CopyOp copy = copyRef;
+    Value tile = copy.getDst();
+    tile.replaceUsesWithIf(views[j], [&](OpOperand &use) {
+      return loop->isAncestor(use.getOwner()) && use.getOwner() != copy.getOperation();
+    });
+    // Groups committed after this copy's group of iteration k: the later
+    // copies of iteration k and every group of the iterations after it
+    // issued so far (k+1 .. k+stages-1 before the first wait, up to
+    // k+stages after it). A copy followed by the next planned one, with
+    // only pure ops (index math) between them, needs no wait of its own:
+    // groups complete in order, so the next one's wait covers it (and its
+    // barrier publishes both tiles).
+    if (!(j + 1 < plan.copies.size() && onlyPureOpsBetween(copy, plan.copies[j + 1]))) {
+      rewriter.setInsertionPoint(copy);
+      int64_t ahead = issued ? stages : stages - 1;
+      NVVM::CpAsyncWaitGroupOp::create(rewriter, copy.getLoc(),
+                                       static_cast<int32_t>(groups - 1 - j + groups * ahead));
+      barrier(copy.getLoc());
+      if (!issued) {
+        issueIteration(loc, plan, loopBody, add(loc, k, stages), loop.getUpperBound(), start);
+        issued = true;
+      }
+    }
+  }
+  for (CopyOp copy : plan.copies) // after the issue, which reads them
+    rewriter.eraseOp(copy);
+  rewriter.setInsertionPointAfter(loop);
+  NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
+  // The header is already thread-level.
+  return lowerBlockFrom(loopBody, headerEnd->getNextNode());
+}
+
+bool KernelLowering::onlyPureOpsBetween(Operation *earlier, Operation *later) {
+  if (earlier->getBlock() != later->getBlock())
+    return false;
+  for (Operation *op = earlier->getNextNode(); op; op = op->getNextNode()) {
+    if (op == later)
+      return true;
+    if (!isPure(op))
+      return false;
+  }
+  return false;
+}
+
+LogicalResult KernelLowering::lowerBlockFrom(Block &block, Operation *first) {
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::make_range(first->getIterator(), block.end())))
+    if (failed(lowerOp(&op)))
+      return failure();
+  return success();
+}
+
+void KernelLowering::issueIteration(Location loc, const PipelinePlan &plan, Block &body, Value k, Value end,
+                    Value start) {
+  Value live = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, k, end);
+  for (auto [copy, bytes] : llvm::zip(plan.copies, plan.pieceBytes)) {
+    auto guard = scf::IfOp::create(rewriter, loc, live, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard inside(rewriter);
+      rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+      issueCopy(copy, bytes, body, k, start);
+    }
+    NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
+  }
+}
+
+Value KernelLowering::atIteration(Value value, Block &body, IRMapping &map) {
+  if (Value known = map.lookupOrNull(value))
+    return known;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != &body)
+    return value;
+  for (Value operand : def->getOperands())
+    atIteration(operand, body, map);
+  return rewriter.clone(*def, map)->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+void KernelLowering::issueCopy(CopyOp copy, int64_t bytes, Block &body, Value k, Value start) {
+  Location loc = copy.getLoc();
+  IRMapping map;
+  map.map(body.getArgument(0), k);
+  SmallVector<Value> srcOffsets;
+  for (Value offset : copy.getSrcOffsets())
+    srcOffsets.push_back(atIteration(offset, body, map));
+  issuePieces(copy, srcOffsets, stageView(loc, copy.getDst(), k, start), bytes);
+}
+
+void KernelLowering::issuePieces(CopyOp copy, ValueRange srcOffsets, Value tile, int64_t bytes) {
+  Location loc = copy.getLoc();
+  Value src = copy.getSrc();
+  auto srcType = cast<MemRefType>(src.getType());
+  SmallVector<Value> dstOffsets;
+  for (size_t d = 0; d < copy.getDstOffsets().size(); ++d)
+    dstOffsets.push_back(index(rewriter, loc, 0));
+  SmallVector<int64_t> pieces;
+  for (int64_t size : copy.getSrcSizes())
+    if (size != 1)
+      pieces.push_back(size);
+  int64_t width = bytes / (srcType.getElementTypeBitWidth() / 8);
+  pieces.back() /= width;
+  auto &ctx = *rewriter.getContext();
+  auto sharedPtr = LLVM::LLVMPointerType::get(&ctx, 3);
+  auto globalPtr = LLVM::LLVMPointerType::get(&ctx, 1);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, src);
+  forSpread(loc, pieces, [&](OpBuilder &b, Location loc, ValueRange at) {
+    SmallVector<Value> s(at);
+    s.back() = arith::MulIOp::create(b, loc, s.back(), index(b, loc, width));
+    SmallVector<Value> from = regionIndices(b, loc, srcOffsets, copy.getSrcSizes(), s);
+    SmallVector<Value> to = regionIndices(b, loc, dstOffsets, copy.getDstSizes(), s);
+    Value linear = linearIndex(b, loc, srcType.getShape(), from);
+    Value inside = insideBuffer(b, loc, src, from);
+    Value offset = arith::MulIOp::create(b, loc, linear,
+                                         index(b, loc, srcType.getElementTypeBitWidth() / 8));
+    offset = arith::SelectOp::create(b, loc, inside, offset, index(b, loc, 0));
+    Value address = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                               arith::AddIOp::create(b, loc, base, offset));
+    Value generic = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(&ctx), address);
+    Value from_ = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, generic);
+    Value to_ = LLVM::IntToPtrOp::create(b, loc, sharedPtr, sharedAddress(loc, tile, to));
+    Value size = arith::SelectOp::create(
+        b, loc, inside, arith::ConstantIntOp::create(b, loc, bytes, 32),
+        arith::ConstantIntOp::create(b, loc, 0, 32));
+    NVVM::CpAsyncOp::create(b, loc, to_, from_, static_cast<uint32_t>(bytes),
+                            bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                        : NVVM::LoadCacheModifierKind::CA,
+                            size);
+  });
+}
+
+} // namespace tl::gpu_lowering
