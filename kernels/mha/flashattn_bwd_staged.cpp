@@ -91,13 +91,11 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
       parallel({block_N, dim}, [&](Expr i, Expr j) {
-        if (seq_len % block_N == 0) {
-          atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j));
-          return;
-        }
-        if_(k * block_N + i < seq_len, [&] {
-          atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j));
-        });
+        auto accumulate = [&] { atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j)); };
+        if (seq_len % block_N == 0)
+          accumulate();
+        else
+          if_(k * block_N + i < seq_len, accumulate);
       });
     });
     copy(dv, dv_shared);

@@ -52,9 +52,9 @@ TEST_CASE("MHA with seq_len not a multiple of the blocks", "[mha][small]") {
 }
 
 TEST_CASE("MHA at head dim 256 (the reference's block sizes for it)", "[mha][small]") {
-  // forwardBlocks / backwardBlocks halve block_N past D = 128 so that the
-  // tiles fit in shared memory; the backward's fragments then take the Row
-  // layout (too many registers for mma.sync).
+  // forwardBlocks / backwardBlocks take 32-column blocks past D = 128 and
+  // D = 64 so that the tiles fit in shared memory; the backward's fragments
+  // then take the Row layout (too many registers for mma.sync).
   checkMHA(1, 2, 128, 256, false);
   checkMHA(1, 2, 96, 256, true); // ragged
 }

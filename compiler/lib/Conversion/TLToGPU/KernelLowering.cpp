@@ -312,6 +312,35 @@ void KernelLowering::store(OpBuilder &b, Location loc, Value value, Value buffer
                     });
 }
 
+Value KernelLowering::loadVector(OpBuilder &b, Location loc, VectorType type, Value buffer,
+                                 ValueRange indices, llvm::MaybeAlign alignment) {
+  auto loadFrom = [&](OpBuilder &b, Location loc) -> Value {
+    return vector::LoadOp::create(b, loc, type, buffer, indices, false, alignment);
+  };
+  if (!isGlobal(buffer))
+    return loadFrom(b, loc);
+  return scf::IfOp::create(
+             b, loc, insideBuffer(b, loc, buffer, indices),
+             [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, loadFrom(b, loc)); },
+             [&](OpBuilder &b, Location loc) {
+               scf::YieldOp::create(
+                   b, loc, arith::ConstantOp::create(b, loc, b.getZeroAttr(type)).getResult());
+             })
+      .getResult(0);
+}
+
+void KernelLowering::storeVector(OpBuilder &b, Location loc, Value vector, Value buffer,
+                                 ValueRange indices, llvm::MaybeAlign alignment) {
+  if (!isGlobal(buffer)) {
+    vector::StoreOp::create(b, loc, vector, buffer, indices, false, alignment);
+    return;
+  }
+  scf::IfOp::create(b, loc, insideBuffer(b, loc, buffer, indices), [&](OpBuilder &b, Location loc) {
+    vector::StoreOp::create(b, loc, vector, buffer, indices, false, alignment);
+    scf::YieldOp::create(b, loc);
+  });
+}
+
 void KernelLowering::forOwned(Location loc, const FragmentLayout &layout, ArrayRef<int64_t> shape,
               function_ref<void(OpBuilder &, Location, const Owned &, ValueRange)> body) {
   if (layout.kind == FragmentLayout::Kind::Row) {

@@ -159,6 +159,17 @@ private:
   void store(OpBuilder &b, Location loc, Value value, Value buffer,
              ValueRange indices, const Owned *owned);
 
+  /// A vector of `type` at `indices` of a shared or global buffer (no
+  /// index-map layout) along its last dimension; of a global one, zeros
+  /// where the vector's first element is past the end.
+  Value loadVector(OpBuilder &b, Location loc, VectorType type, Value buffer, ValueRange indices,
+                   llvm::MaybeAlign alignment);
+
+  /// Stores `vector` likewise; to a global buffer only where its first
+  /// element is inside.
+  void storeVector(OpBuilder &b, Location loc, Value vector, Value buffer, ValueRange indices,
+                   llvm::MaybeAlign alignment);
+
   /// Runs `body` for every element of a fragment of `layout` and `shape` that
   /// this thread owns, with the element's logical indices. Mma layouts unroll
   /// (constant storage indices keep fragments in registers).

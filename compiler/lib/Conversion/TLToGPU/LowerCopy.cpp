@@ -70,38 +70,15 @@ void KernelLowering::copyRowVectors(CopyOp op, Value fragment, int64_t width) {
       auto slot = [&](int64_t e) {
         return SmallVector<Value>{r, index(b, loc, v * width + e)};
       };
-      Value inside = isGlobal(memory) ? insideBuffer(b, loc, memory, at) : Value();
       if (toMemory) {
         SmallVector<Value> elements;
         for (int64_t e = 0; e < width; ++e)
           elements.push_back(memref::LoadOp::create(b, loc, f.storage, slot(e)));
         Value vector = vector::FromElementsOp::create(b, loc, vectorType, elements);
-        auto storeTo = [&](OpBuilder &b, Location loc) {
-          vector::StoreOp::create(b, loc, vector, memory, at, false, llvm::MaybeAlign(16));
-        };
-        if (!inside) {
-          storeTo(b, loc);
-          continue;
-        }
-        scf::IfOp::create(b, loc, inside, [&](OpBuilder &b, Location loc) {
-          storeTo(b, loc);
-          scf::YieldOp::create(b, loc);
-        });
+        storeVector(b, loc, vector, memory, at, llvm::MaybeAlign(16));
         continue;
       }
-      auto loadFrom = [&](OpBuilder &b, Location loc) -> Value {
-        return vector::LoadOp::create(b, loc, vectorType, memory, at, false, llvm::MaybeAlign(16));
-      };
-      Value vector =
-          inside ? scf::IfOp::create(
-                       b, loc, inside,
-                       [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, loadFrom(b, loc)); },
-                       [&](OpBuilder &b, Location loc) {
-                         scf::YieldOp::create(b, loc, arith::ConstantOp::create(
-                                                          b, loc, b.getZeroAttr(vectorType)).getResult());
-                       })
-                       .getResult(0)
-                 : loadFrom(b, loc);
+      Value vector = loadVector(b, loc, vectorType, memory, at, llvm::MaybeAlign(16));
       for (int64_t e = 0; e < width; ++e)
         memref::StoreOp::create(b, loc,
                                 vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e}),
@@ -141,15 +118,7 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
           memref::LoadOp::create(rewriter, loc, f.storage, ValueRange{index(rewriter, loc, e)}),
           element));
     Value pair = vector::FromElementsOp::create(rewriter, loc, pairType, elements);
-    if (!isGlobal(dst)) {
-      vector::StoreOp::create(rewriter, loc, pair, dst, at, false, alignment);
-      continue;
-    }
-    scf::IfOp::create(rewriter, loc, insideBuffer(rewriter, loc, dst, at),
-                      [&](OpBuilder &b, Location loc) {
-                        vector::StoreOp::create(b, loc, pair, dst, at, false, alignment);
-                        scf::YieldOp::create(b, loc);
-                      });
+    storeVector(rewriter, loc, pair, dst, at, alignment);
   }
 }
 
@@ -270,32 +239,8 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
       s.back() = arith::MulIOp::create(b, loc, s.back(), index(b, loc, width));
       SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
       SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
-      auto load = [&](OpBuilder &b, Location loc) -> Value {
-        return vector::LoadOp::create(b, loc, vectorType, src, ValueRange(from), false, llvm::MaybeAlign(16));
-      };
-      auto storeTo = [&](OpBuilder &b, Location loc, Value value) {
-        vector::StoreOp::create(b, loc, value, dst, ValueRange(to), false, llvm::MaybeAlign(16));
-      };
-      Value value;
-      if (isGlobal(src))
-        value = scf::IfOp::create(
-                    b, loc, insideBuffer(b, loc, src, from),
-                    [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, load(b, loc)); },
-                    [&](OpBuilder &b, Location loc) {
-                      scf::YieldOp::create(b, loc, arith::ConstantOp::create(
-                                                       b, loc, b.getZeroAttr(vectorType)).getResult());
-                    })
-                    .getResult(0);
-      else
-        value = load(b, loc);
-      if (!isGlobal(dst)) {
-        storeTo(b, loc, value);
-        return;
-      }
-      scf::IfOp::create(b, loc, insideBuffer(b, loc, dst, to), [&](OpBuilder &b, Location loc) {
-        storeTo(b, loc, value);
-        scf::YieldOp::create(b, loc);
-      });
+      Value value = loadVector(b, loc, vectorType, src, from, llvm::MaybeAlign(16));
+      storeVector(b, loc, value, dst, to, llvm::MaybeAlign(16));
     });
   } else {
     forSpread(loc, extents, [&](OpBuilder &b, Location loc, ValueRange s) {
