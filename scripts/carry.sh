@@ -33,6 +33,7 @@ c++ -std=c++20 -O2 -I"$build/header" -I"$root/dsl/include" -I"$root/runtime/incl
   -I"$root/compiler/include" "$root/tests/lit/Inputs/run_header.cpp" -o "$build/header/run_header" \
   -L"$build/lib" -ltlc -Wl,-rpath,'$ORIGIN/../lib'
 strip -o "$root/.carry/bin/run_header" "$build/header/run_header"
+cp "$root/tools/bench/accuracy_peer.py" "$root/.carry/"
 if [[ -f "$root/../shared/bench/sdpa_peer.py" ]]; then
   cp "$root/../shared/bench/sdpa_peer.py" "$root/.carry/"
 fi

@@ -3,9 +3,13 @@
 # repository root there, with .carry/ carried (bash scripts/carry.sh here).
 #   bash scripts/gpu-session.sh PART...
 # Parts, each logging under $OUT (or ./gpu-out without one):
-#   tests     every GPU test (tl-gpu-tests)                     -> tests.log
-#   sanitize  memcheck and racecheck on the [ops], [small] and [runtime] tests
+#   tests     every GPU test (tl-gpu-tests, the 200-shape sweep included)
+#                                                                -> tests.log
+#   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and
+#             [runtime] tests, and on 16 sweep shapes (seq_len <= 300)
 #                                                                -> sanitize.log
+#   accuracy  tlc and SDPA's FlashAttention-2 on the same inputs with large
+#             logits (Q, K x 8), against fp64 (accuracy_peer.py) -> accuracy.jsonl
 #   example   examples/mha_jit twice on a fresh disk cache (cold, then warm)
 #                                                                -> example.log
 #   bench     tl-bench-gpu and the peers (sdpa_peer.py) on the same shapes
@@ -28,10 +32,15 @@ for part in "$@"; do
   tests)
     ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log" | tail -4 ;;
   sanitize)
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck; do
+      echo "--- $tool" | tee -a "$out/sanitize.log"
       compute-sanitizer --tool $tool ./bin/tl-gpu-tests "[ops],[small],[runtime]" 2>&1 |
         tail -4 | tee -a "$out/sanitize.log"
+      TLC_SWEEP_COUNT=16 TLC_SWEEP_MAX_SEQ=300 compute-sanitizer --tool $tool \
+        ./bin/tl-gpu-tests "[sweep]" 2>&1 | tail -4 | tee -a "$out/sanitize.log"
     done ;;
+  accuracy)
+    python3 accuracy_peer.py --tool ./bin/tl-attention-files 2>&1 | tee "$out/accuracy.jsonl" ;;
   example)
     cache=$(mktemp -d)
     for run in cold warm; do

@@ -38,8 +38,15 @@ void buildCPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
 }
 
-void buildGPUPipeline(mlir::OpPassManager &pm) {
-  pm.addPass(createConvertTLToGPU());
+void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options) {
+  ConvertTLToGPUOptions lowering;
+  lowering.sharedMemoryLimit = options.sharedMemoryLimit;
+  lowering.targetName = options.target;
+  pm.addPass(createConvertTLToGPU(lowering));
+}
+
+void buildGPUPipeline(mlir::OpPassManager &pm, const GPUPipelineOptions &options) {
+  buildGPULowering(pm, options);
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addPass(mlir::createLoopInvariantCodeMotionPass());

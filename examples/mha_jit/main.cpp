@@ -82,7 +82,7 @@ int main() {
                  dv = DeviceTensor::fromHost(v), ddO = DeviceTensor::fromHost(dO);
     std::vector<DeviceTensor> o_lse = fwd->callOnDevice({&dq, &dk, &dv}, stream);
     std::vector<DeviceTensor> delta = prep->callOnDevice({&o_lse[0], &ddO}, stream);
-    DeviceTensor dQaccum(shape, tl::dsl::f32); // zeros, as torch.zeros_like
+    DeviceTensor dQaccum(mha::dqAccumulatorShape(batch, heads, seq, dim), tl::dsl::f32); // zeros
     std::vector<DeviceTensor> dk_dv =
         bwd->callOnDevice({&dq, &dk, &dv, &ddO, &o_lse[1], &delta[0], &dQaccum}, stream);
     std::vector<DeviceTensor> dq_out = post->callOnDevice({&dQaccum}, stream);
@@ -92,7 +92,7 @@ int main() {
   } else {
     std::vector<HostTensor> o_lse = (*fwd)({&q, &k, &v}); // out_idx = [3, 4]
     std::vector<HostTensor> delta = (*prep)({&o_lse[0], &dO});
-    HostTensor dQaccum(shape, tl::dsl::f32);
+    HostTensor dQaccum(mha::dqAccumulatorShape(batch, heads, seq, dim), tl::dsl::f32);
     std::vector<HostTensor> dk_dv =
         (*bwd)({&q, &k, &v, &dO, &o_lse[1], &delta[0], &dQaccum}); // out_idx = [7, 8]
     O = o_lse[0], dQ = (*post)({&dQaccum})[0], dK = dk_dv[0], dV = dk_dv[1];

@@ -2,10 +2,11 @@
 #include "mha/attention.h"
 
 #include "mha/mha.h"
+#include "tl/Compiler/GPUCompiler.h"
 #include "tl/runtime/Jit.h"
 
+#include <limits>
 #include <memory>
-
 #include <stdexcept>
 
 namespace tl::kernels::mha {
@@ -19,7 +20,7 @@ std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
 }
 } // namespace
 
-AttentionConfig tunedConfig(int dim, bool causal, int seqLen) {
+AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string &arch) {
   // Chosen by measurement on the H200 (tl-bench-gpu --fwd/--bwd M,N,THREADS,STAGES;
   // 2026-11-30, third session, after swizzled ldmatrix addressing took the
   // address registers out of the loops; TFLOP/s at S = 1024 / 4096,
@@ -65,19 +66,54 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen) {
   // 228/282/284 and 227/280/284 (results/raw/2026-11-30-h200-session5-sweep-
   // fwd-causal-d64.jsonl): 64-row blocks balance the short causal launch
   // better, 128-row blocks win from S = 4096 on (by 11% at 16384).
+  // Head dim 256 (2026-12-01): chosen to fit, without spills, on both sm_80
+  // and sm_90a (ptxas 13, at S = 1024): forward 128x32/256 s1 (128 KiB of
+  // shared memory, 224 registers) rather than 128x64/256 (192 KiB: not on
+  // sm_80); backward staged 64x32/256 s1 (136.5 KiB, 252-255 registers, the
+  // Mma layout) rather than 64x64/256 (209 KiB, spills on sm_90a) or 4 warps
+  // (the accumulators need 352 registers a thread: the Row layout).
+  //
+  // Architectures with less shared memory a block than the H200's 227 KiB:
+  // 163 KiB (sm_80): the D=128 backward keeps one stage (161 KiB; two take
+  // 193.5). 99 KiB (sm_86, sm_89): 4-warp backward blocks (64x64 at D=64, 65
+  // KiB; 64x32 at D=128, 72.5 KiB), and at D=256 a 64x32/128 forward (96 KiB)
+  // and a 32x32/256 backward without pipelining (68 KiB). Chosen to fit, not
+  // measured.
+  if (!supportedHeadDim(dim))
+    throw std::invalid_argument("tunedConfig: head dim " + std::to_string(dim) +
+                                " is not supported (64, 128 or 256)");
+  const std::int64_t shared = sharedMemoryLimit(arch), KiB = 1024;
+  if (shared < 99 * KiB)
+    throw std::invalid_argument("tunedConfig: " + arch + " gives a block " +
+                                std::to_string(shared / KiB) +
+                                " KiB of shared memory; the attention configurations need "
+                                "99 KiB or more (sm_80 and newer)");
+  const bool large = shared >= 227 * KiB, medium = shared >= 163 * KiB;
   AttentionConfig c;
   c.fwdThreads = 128, c.fwdStages = 1;
-  c.bwdThreads = 128, c.bwdStages = 1;
-  if (dim <= 64) {
+  c.bwdThreads = 256, c.bwdStages = 1, c.bwdStaged = true;
+  if (dim == 64) {
     c.fwdBlockM = causal && seqLen < 2048 ? 64 : 128, c.fwdBlockN = 64;
-    c.bwdStaged = true, c.bwdBlockM = 128, c.bwdBlockN = 128, c.bwdThreads = 256;
-  } else {
+    c.bwdBlockM = 128, c.bwdBlockN = 128;
+    if (!medium)
+      c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
+  } else if (dim == 128) {
     c.fwdBlockM = 128, c.fwdBlockN = 32;
-    c.bwdStaged = true, c.bwdBlockM = 128, c.bwdBlockN = 64, c.bwdThreads = 256;
-    c.bwdStages = 2;
+    c.bwdBlockM = 128, c.bwdBlockN = 64, c.bwdStages = large ? 2 : 1;
+    if (!medium)
+      c.bwdBlockM = 64, c.bwdBlockN = 32, c.bwdThreads = 128;
+  } else {
+    c.fwdBlockM = 128, c.fwdBlockN = 32, c.fwdThreads = 256;
+    c.bwdBlockM = 64, c.bwdBlockN = 32;
+    if (!medium) {
+      c.fwdBlockM = 64, c.fwdThreads = 128;
+      c.bwdBlockM = 32, c.bwdStages = 0;
+    }
   }
   return c;
 }
+
+bool supportedHeadDim(int dim) { return dim == 64 || dim == 128 || dim == 256; }
 
 dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                            const AttentionConfig &config) {
@@ -96,13 +132,60 @@ dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_
                  config.bwdThreads, config.bwdStages);
 }
 
-AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTensor &V,
-                                         HostTensor &dO, bool causal, Backend backend,
-                                         AttentionConfig config) {
+namespace {
+
+/// Q, K, V and dO: f16 tensors of one [batch, seq, heads, dim] shape, with a
+/// head dim the programs take.
+void checkAttentionInputs(const HostTensor &Q, const HostTensor &K, const HostTensor &V,
+                          const HostTensor &dO) {
   const std::vector<std::int64_t> &shape = Q.shape();
   if (shape.size() != 4)
     throw std::invalid_argument("attention: Q must be [batch, seq, heads, dim], got " +
                                 runtime::formatShape(shape));
+  for (auto [name, tensor] : {std::pair{"Q", &Q}, {"K", &K}, {"V", &V}, {"dO", &dO}}) {
+    if (tensor->shape() != shape)
+      throw std::invalid_argument(std::string("attention: ") + name + " is " +
+                                  runtime::formatShape(tensor->shape()) + " but Q is " +
+                                  runtime::formatShape(shape));
+    if (tensor->dtype() != dsl::f16)
+      throw std::invalid_argument(std::string("attention: ") + name + " must be f16, got " +
+                                  dsl::toString(tensor->dtype()));
+  }
+  for (std::int64_t extent : shape)
+    if (extent < 1 || extent > std::numeric_limits<int>::max())
+      throw std::invalid_argument("attention: every extent of " + runtime::formatShape(shape) +
+                                  " must be between 1 and 2^31 - 1");
+  if (!supportedHeadDim(static_cast<int>(shape[3])))
+    throw std::invalid_argument("attention: head dim " + std::to_string(shape[3]) +
+                                " is not supported (64, 128 or 256)");
+}
+
+/// Runs `kernel` on `inputs`, its outputs allocated here (zeros, or NaN for
+/// Outputs::poisoned) and returned, as out_idx does.
+std::vector<HostTensor> runWithOutputs(const Kernel &kernel, std::vector<HostTensor *> inputs,
+                                       Outputs outputs) {
+  std::vector<HostTensor> results;
+  for (const dsl::Param &param : kernel.params())
+    if (param.output) {
+      results.emplace_back(param.shape, param.dtype);
+      if (outputs == Outputs::poisoned)
+        results.back().fill(std::numeric_limits<float>::quiet_NaN());
+    }
+  std::vector<HostTensor *> args;
+  std::size_t nextInput = 0, nextOutput = 0;
+  for (const dsl::Param &param : kernel.params())
+    args.push_back(param.output ? &results.at(nextOutput++) : inputs.at(nextInput++));
+  kernel.run(args);
+  return results;
+}
+
+} // namespace
+
+AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTensor &V,
+                                         HostTensor &dO, bool causal, Backend backend,
+                                         AttentionConfig config, Outputs outputs) {
+  checkAttentionInputs(Q, K, V, dO);
+  const std::vector<std::int64_t> &shape = Q.shape();
   int batch = static_cast<int>(shape[0]), seq = static_cast<int>(shape[1]);
   int heads = static_cast<int>(shape[2]), dim = static_cast<int>(shape[3]);
   auto fwd = compile(forwardKernel(batch, heads, seq, dim, causal, config), backend);
@@ -110,11 +193,12 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config), backend);
   auto post = compile(flashattn_bwd_postprocess(batch, heads, seq, dim), backend);
 
-  std::vector<HostTensor> o_lse = (*fwd)({&Q, &K, &V});
-  std::vector<HostTensor> delta = (*prep)({&o_lse[0], &dO});
-  HostTensor dQ(shape, dsl::f32); // zeros, as torch.zeros_like
-  std::vector<HostTensor> dk_dv = (*bwd)({&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ});
-  std::vector<HostTensor> dq = (*post)({&dQ});
+  std::vector<HostTensor> o_lse = runWithOutputs(*fwd, {&Q, &K, &V}, outputs);
+  std::vector<HostTensor> delta = runWithOutputs(*prep, {&o_lse[0], &dO}, outputs);
+  HostTensor dQ(dqAccumulatorShape(batch, heads, seq, dim), dsl::f32); // zeros
+  std::vector<HostTensor> dk_dv =
+      runWithOutputs(*bwd, {&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ}, outputs);
+  std::vector<HostTensor> dq = runWithOutputs(*post, {&dQ}, outputs);
   return {o_lse[0], o_lse[1], dq[0], dk_dv[0], dk_dv[1]};
 }
 

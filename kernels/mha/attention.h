@@ -5,6 +5,8 @@
 
 #include "tl/runtime/HostTensor.h"
 
+#include <string>
+
 namespace tl::kernels::mha {
 
 struct AttentionResult {
@@ -21,16 +23,31 @@ struct AttentionConfig {
   bool bwdStaged = false; // flashattn_bwd_staged instead of the reference's flashattn_bwd
 };
 
-/// The configuration tuned on the H200 for a head dim, causality and
-/// sequence length (0: short; the measurements that chose it are next to it
-/// in attention.cpp).
-AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0);
+/// The head dims the attention programs take: 64, 128 and 256.
+bool supportedHeadDim(int dim);
 
-/// Q, K, V, dO: [batch, seq, heads, dim] f16. Compiles the four programs for
-/// this shape and runs them.
+/// The configuration tuned for a head dim (64, 128 or 256; others throw
+/// std::invalid_argument), causality and sequence length (0: short), on the
+/// H200 for sm_90a. For another architecture it is the same where that fits
+/// the architecture's shared memory per block (tl::sharedMemoryLimit), else a
+/// smaller one that does (those are not tuned). The measurements that chose
+/// each are next to it in attention.cpp.
+AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
+                            const std::string &arch = "sm_90a");
+
+/// What the outputs hold before the kernels run: zeros (as out_idx allocates
+/// them), or NaN, so that an element no kernel writes shows in the results
+/// (tests). The dQ accumulator is zeros either way.
+enum class Outputs { zeroed, poisoned };
+
+/// Q, K, V, dO: [batch, seq, heads, dim] f16, all of one shape, any batch,
+/// seq and heads >= 1 and a head dim supportedHeadDim takes (else
+/// std::invalid_argument). Compiles the four programs for this shape and
+/// runs them.
 AttentionResult attentionForwardBackward(runtime::HostTensor &Q, runtime::HostTensor &K,
                                          runtime::HostTensor &V, runtime::HostTensor &dO,
                                          bool causal, Backend backend = Backend::cpu,
-                                         AttentionConfig config = {});
+                                         AttentionConfig config = {},
+                                         Outputs outputs = Outputs::zeroed);
 
 } // namespace tl::kernels::mha

@@ -101,7 +101,8 @@ BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, i
   return {p.tensor("Q", shape, f16),      p.tensor("K", shape, f16),
           p.tensor("V", shape, f16),      p.tensor("dO", shape, f16),
           p.tensor("lse", rows, f32),     p.tensor("Delta", rows, f32),
-          p.tensor("dQ", shape, f32),     p.output("dK", shape, f16),
+          p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), f32),
+          p.output("dK", shape, f16),
           p.output("dV", shape, f16)};
 }
 

@@ -1,5 +1,6 @@
 // Backward postprocess: dQ (f32, in make_dq_layout order) -> f16, after the
-// reference.
+// reference (whose dQ has seq_len rows: ours is padded to whole groups of 8,
+// see dqAccumulatorShape; the copy drops the padding rows).
 #include "mha/mha.h"
 
 namespace tl::kernels::mha {
@@ -12,6 +13,10 @@ Layout make_dq_layout() {
   });
 }
 
+std::vector<std::int64_t> dqAccumulatorShape(int batch, int heads, int seq_len, int dim) {
+  return {batch, (seq_len + 7) / 8 * 8, heads, dim};
+}
+
 Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim,
                                   int threads) {
   const DType dtype = f16;
@@ -20,7 +25,7 @@ Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim,
   const int blk = 64;
 
   Program p("flash_bwd_post");
-  Buffer dQ = p.tensor("dQ", shape, accum_dtype);
+  Buffer dQ = p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), accum_dtype);
   Buffer dQ_out = p.output("dQ_out", shape, dtype);
 
   p.kernel({ceildiv(seq_len, blk), heads, batch}, threads,

@@ -1,4 +1,10 @@
-// Backward preprocess: Delta = rowsum(O * dO), after the reference.
+// Backward preprocess: Delta = rowsum(O * dO), after the reference, with one
+// deviation: the products are taken in f32, as FlashAttention-2 does. The
+// reference multiplies the f16 elements in f16 (TVM's type rules), which
+// rounds each product to 11 bits: Delta is then off by about 2e-4 * sqrt(dim)
+// and dS = P * (dP - Delta) inherits it (dQ and dK at seq_len 1, where they
+// are exactly zero, or where softmax is nearly one-hot and dP - Delta
+// cancels).
 #include "mha/mha.h"
 
 namespace tl::kernels::mha {
@@ -26,7 +32,9 @@ Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,
     serial(ceildiv(dim, blk), [&](Expr k) {
       copy(O(bz, slice(by * blk, blk), bx, slice(k * blk, blk)), o);
       copy(dO(bz, slice(by * blk, blk), bx, slice(k * blk, blk)), do_);
-      parallel({blk, blk}, [&](Expr i, Expr j) { acc(i, j) += o(i, j) * do_(i, j); });
+      parallel({blk, blk}, [&](Expr i, Expr j) {
+        acc(i, j) += cast(o(i, j), accum_dtype) * cast(do_(i, j), accum_dtype);
+      });
     });
     reduce_sum(acc, delta, 1);
     copy(delta, Delta(bz, bx, slice(by * blk, blk)));

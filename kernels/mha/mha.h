@@ -52,8 +52,17 @@ dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim,
                                   int threads = 128, int num_stages = 1);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
-/// in the order of the 8x8 gemm fragment that produces it.
+/// in the order of the 8x8 gemm fragment that produces it. It groups rows in
+/// eights, so the accumulator it lays out has whole groups: see
+/// dqAccumulatorShape.
 dsl::Layout make_dq_layout();
+
+/// The f32 dQ accumulator the backward adds into and the postprocess reads
+/// (zeros before the backward, as the reference's torch.zeros_like): [batch,
+/// seq_len rounded up to a multiple of 8, heads, dim]. The reference
+/// allocates [batch, seq_len, heads, dim], which make_dq_layout overruns
+/// when seq_len is not a multiple of 8; the padding rows stay zero.
+std::vector<std::int64_t> dqAccumulatorShape(int batch, int heads, int seq_len, int dim);
 
 /// The block sizes the reference picks for a head dim.
 struct BlockSizes {
@@ -69,11 +78,12 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                             const AttentionConfig &config);
 
-/// Every kernel we ship, by file stem, at the reference test's shape: the
-/// reference's configurations (causal and not) and the tuned ones (tunedConfig,
-/// D = 64 and 128: gemms on tensor cores, pipelined loads; "_tuned_dD"), plus
-/// pre- and postprocess. CI assembles each
-/// with ptxas; `tl-mha --ptx` writes them out.
-std::vector<std::pair<std::string, dsl::Program>> shippedPrograms();
+/// Every kernel we ship for `arch`, by file stem, at the reference test's
+/// shape: the reference's configurations (causal and not) and the tuned ones
+/// (tunedConfig for `arch`, D = 64, 128 and 256: gemms on tensor cores,
+/// pipelined loads; "_tuned_dD"), plus pre- and postprocess. CI assembles
+/// each with ptxas; `tl-mha --ptx` writes them out.
+std::vector<std::pair<std::string, dsl::Program>>
+shippedPrograms(const std::string &arch = "sm_90a");
 
 } // namespace tl::kernels::mha

@@ -1,11 +1,16 @@
-// A naive fp64 attention forward and backward, the numeric reference for the
-// MHA programs. Tensors are [batch, seq, heads, dim]; lse is [batch, heads,
-// seq] in the log2 domain, as the reference kernels write it.
+// The numeric reference for the MHA programs: attention forward and backward
+// computed plainly (every score, every probability, no tiling, no online
+// softmax), accumulating in `Acc` (double by default; float for the large
+// random sweeps), on all host threads. Tensors are [batch, seq, heads, dim];
+// lse is [batch, heads, seq] in the log2 domain, as the reference kernels
+// write it.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <thread>
 #include <vector>
 
 namespace tl::testing {
@@ -21,12 +26,51 @@ struct AttentionGrads {
   std::vector<float> O, lse, dQ, dK, dV;
 };
 
-inline AttentionGrads attentionReference(const AttentionShape &sh, bool causal,
-                                         const std::vector<float> &Q,
-                                         const std::vector<float> &K,
-                                         const std::vector<float> &V,
-                                         const std::vector<float> &dO) {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(sh.dim));
+namespace detail {
+
+/// Runs body(i) for i in [0, count) over the host's threads.
+template <typename Body> void parallelFor(int count, Body body) {
+  int workers = std::max(1, std::min<int>(count, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      for (int i = w; i < count; i += workers)
+        body(i);
+    });
+  for (std::thread &t : threads)
+    t.join();
+}
+
+/// x . y with eight independent partial sums (vectorisable without
+/// reassociating a single chain).
+template <typename Acc> Acc dot(const Acc *x, const Acc *y, int n) {
+  Acc partial[8] = {};
+  int d = 0;
+  for (; d + 8 <= n; d += 8)
+    for (int k = 0; k < 8; ++k)
+      partial[k] += x[d + k] * y[d + k];
+  for (; d < n; ++d)
+    partial[0] += x[d] * y[d];
+  Acc sum = 0;
+  for (Acc p : partial)
+    sum += p;
+  return sum;
+}
+
+/// y += a * x
+template <typename Acc> void axpy(Acc a, const Acc *x, Acc *y, int n) {
+  for (int d = 0; d < n; ++d)
+    y[d] += a * x[d];
+}
+
+} // namespace detail
+
+template <typename Acc = double>
+AttentionGrads attentionReference(const AttentionShape &sh, bool causal,
+                                  const std::vector<float> &Q, const std::vector<float> &K,
+                                  const std::vector<float> &V, const std::vector<float> &dO) {
+  using detail::axpy, detail::dot;
+  const Acc scale = Acc(1) / std::sqrt(static_cast<Acc>(sh.dim));
   const int S = sh.seq, D = sh.dim;
   AttentionGrads g;
   std::size_t n = static_cast<std::size_t>(sh.batch) * S * sh.heads * D;
@@ -35,58 +79,68 @@ inline AttentionGrads attentionReference(const AttentionShape &sh, bool causal,
   g.dK.assign(n, 0);
   g.dV.assign(n, 0);
   g.lse.assign(static_cast<std::size_t>(sh.batch) * sh.heads * S, 0);
-  std::vector<double> P(static_cast<std::size_t>(S) * S), dP(P.size());
+  const auto rows = static_cast<std::size_t>(S), cols = static_cast<std::size_t>(D);
+  // One head at a time, its rows contiguous: q, k, v, dout, o, and the
+  // probabilities P and dS = P * (dP - Delta), [S, S] each.
+  std::vector<Acc> q(rows * cols), k(q.size()), v(q.size()), dout(q.size()), o(q.size());
+  std::vector<Acc> dq(q.size()), dk(q.size()), dv(q.size());
+  std::vector<Acc> P(rows * rows), dS(P.size()), lse(rows);
   for (int b = 0; b < sh.batch; ++b)
     for (int h = 0; h < sh.heads; ++h) {
-      for (int i = 0; i < S; ++i) {
-        double m = -std::numeric_limits<double>::infinity();
-        for (int j = 0; j < S; ++j) {
-          double s = 0;
-          for (int d = 0; d < D; ++d)
-            s += double(Q[sh.at(b, i, h, d)]) * K[sh.at(b, j, h, d)];
-          s *= scale;
-          if (causal && j > i)
-            s = -std::numeric_limits<double>::infinity();
-          P[i * S + j] = s;
-          m = std::max(m, s);
-        }
-        double sum = 0;
-        for (int j = 0; j < S; ++j)
-          sum += P[i * S + j] = std::exp(P[i * S + j] - m);
-        for (int j = 0; j < S; ++j)
-          P[i * S + j] /= sum;
-        g.lse[(static_cast<std::size_t>(b) * sh.heads + h) * S + i] =
-            static_cast<float>((std::log(sum) + m) / std::log(2.0));
-        for (int d = 0; d < D; ++d) {
-          double o = 0;
-          for (int j = 0; j < S; ++j)
-            o += P[i * S + j] * V[sh.at(b, j, h, d)];
-          g.O[sh.at(b, i, h, d)] = static_cast<float>(o);
-        }
-      }
-      for (int i = 0; i < S; ++i) {
-        double delta = 0;
-        for (int d = 0; d < D; ++d)
-          delta += double(dO[sh.at(b, i, h, d)]) * g.O[sh.at(b, i, h, d)];
-        for (int j = 0; j < S; ++j) {
-          double dp = 0;
-          for (int d = 0; d < D; ++d)
-            dp += double(dO[sh.at(b, i, h, d)]) * V[sh.at(b, j, h, d)];
-          dP[i * S + j] = P[i * S + j] * (dp - delta); // dS
-        }
-      }
       for (int i = 0; i < S; ++i)
         for (int d = 0; d < D; ++d) {
-          double dq = 0, dk = 0, dv = 0;
-          for (int j = 0; j < S; ++j) {
-            dq += dP[i * S + j] * K[sh.at(b, j, h, d)];
-            dk += dP[j * S + i] * Q[sh.at(b, j, h, d)];
-            dv += P[j * S + i] * dO[sh.at(b, j, h, d)];
-          }
-          g.dQ[sh.at(b, i, h, d)] = static_cast<float>(dq * scale);
-          g.dK[sh.at(b, i, h, d)] = static_cast<float>(dk * scale);
-          g.dV[sh.at(b, i, h, d)] = static_cast<float>(dv);
+          std::size_t from = sh.at(b, i, h, d), to = i * cols + d;
+          q[to] = Q[from], k[to] = K[from], v[to] = V[from], dout[to] = dO[from];
         }
+      // Forward: a row of scores, its softmax, its output.
+      detail::parallelFor(S, [&](int i) {
+        Acc *p = &P[i * rows];
+        const int keys = causal ? i + 1 : S; // key j > i is masked
+        Acc m = -std::numeric_limits<Acc>::infinity();
+        for (int j = 0; j < keys; ++j)
+          m = std::max(m, p[j] = dot(&q[i * cols], &k[j * cols], D) * scale);
+        Acc sum = 0;
+        for (int j = 0; j < keys; ++j)
+          sum += p[j] = std::exp(p[j] - m);
+        std::fill(p + keys, p + S, Acc(0));
+        Acc *out = &o[i * cols];
+        std::fill(out, out + D, Acc(0));
+        for (int j = 0; j < keys; ++j)
+          axpy(p[j] /= sum, &v[j * cols], out, D);
+        lse[i] = (std::log(sum) + m) / std::log(Acc(2));
+        // Backward, row i: dS = P * (dP - Delta), Delta = dO . O.
+        Acc delta = dot(&dout[i * cols], out, D);
+        Acc *ds = &dS[i * rows];
+        for (int j = 0; j < S; ++j)
+          ds[j] = j < keys ? p[j] * (dot(&dout[i * cols], &v[j * cols], D) - delta) : 0;
+        Acc *dqi = &dq[i * cols];
+        std::fill(dqi, dqi + D, Acc(0));
+        for (int j = 0; j < keys; ++j)
+          axpy(ds[j] * scale, &k[j * cols], dqi, D);
+      });
+      // dK and dV: columns of dS and P, 16 keys a task (rows of P read in
+      // 16-element runs).
+      constexpr int kKeys = 16;
+      detail::parallelFor((S + kKeys - 1) / kKeys, [&](int task) {
+        int first = task * kKeys, last = std::min(S, first + kKeys);
+        std::fill(&dk[first * cols], &dk[last * cols], Acc(0));
+        std::fill(&dv[first * cols], &dv[last * cols], Acc(0));
+        for (int i = causal ? first : 0; i < S; ++i)
+          for (int j = first; j < last; ++j) {
+            axpy(dS[i * rows + j] * scale, &q[i * cols], &dk[j * cols], D);
+            axpy(P[i * rows + j], &dout[i * cols], &dv[j * cols], D);
+          }
+      });
+      for (int i = 0; i < S; ++i) {
+        g.lse[(static_cast<std::size_t>(b) * sh.heads + h) * S + i] = static_cast<float>(lse[i]);
+        for (int d = 0; d < D; ++d) {
+          std::size_t to = sh.at(b, i, h, d), from = i * cols + d;
+          g.O[to] = static_cast<float>(o[from]);
+          g.dQ[to] = static_cast<float>(dq[from]);
+          g.dK[to] = static_cast<float>(dk[from]);
+          g.dV[to] = static_cast<float>(dv[from]);
+        }
+      }
     }
   return g;
 }

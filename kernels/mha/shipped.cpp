@@ -4,7 +4,7 @@
 
 namespace tl::kernels::mha {
 
-std::vector<std::pair<std::string, dsl::Program>> shippedPrograms() {
+std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::string &arch) {
   const int batch = 8, heads = 32, seq = 256, dim = 64;
   std::vector<std::pair<std::string, dsl::Program>> programs;
   BlockSizes fb = forwardBlocks(dim), bb = backwardBlocks(dim);
@@ -15,10 +15,10 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms() {
     programs.emplace_back("flash_bwd" + suffix,
                           flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
   }
-  for (int tunedDim : {64, 128})
+  for (int tunedDim : {64, 128, 256})
     for (bool causal : {false, true}) {
       std::string suffix = (causal ? "_causal_tuned_d" : "_tuned_d") + std::to_string(tunedDim);
-      AttentionConfig c = tunedConfig(tunedDim, causal);
+      AttentionConfig c = tunedConfig(tunedDim, causal, 0, arch);
       programs.emplace_back("flash_fwd" + suffix,
                             forwardKernel(batch, heads, seq, tunedDim, causal, c));
       programs.emplace_back("flash_bwd" + suffix,
@@ -26,7 +26,7 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms() {
     }
   // The causal D=64 forward takes 128-row blocks from S = 2048 on.
   programs.emplace_back("flash_fwd_causal_tuned_d64_long",
-                        forwardKernel(batch, heads, seq, 64, true, tunedConfig(64, true, 16384)));
+                        forwardKernel(batch, heads, seq, 64, true, tunedConfig(64, true, 16384, arch)));
   programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
   programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));
   return programs;

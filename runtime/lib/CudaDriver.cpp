@@ -44,6 +44,7 @@ struct CudaDriver::Api {
 
 namespace {
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+constexpr int kMaxSharedPerBlockOptIn = 97; // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 constexpr int kMaxDynamicSharedBytes = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 } // namespace
@@ -104,6 +105,10 @@ bool CudaDriver::open(std::string &why) {
         "cuDeviceGetAttribute", "compute capability");
   check(api_->cuDeviceGetAttribute(&minor_, kComputeCapabilityMinor, device),
         "cuDeviceGetAttribute", "compute capability");
+  int sharedOptIn = 0;
+  check(api_->cuDeviceGetAttribute(&sharedOptIn, kMaxSharedPerBlockOptIn, device),
+        "cuDeviceGetAttribute", "the shared memory a block may opt in to");
+  maxSharedPerBlock_ = sharedOptIn;
   check(api_->cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain",
         "device 0");
   check(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent", "device 0");

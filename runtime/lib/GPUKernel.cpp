@@ -27,8 +27,11 @@ struct Uploaded {
 
 GPUKernel::GPUKernel(const dsl::Program &program, const std::string &arch, bool useCache)
     : Kernel(program), driver_(&CudaDriver::require()) {
-  binary_ = compileForGPUCached(program, arch.empty() ? driver_->arch() : arch, useCache,
-                                &cacheHit_);
+  // For this device, its own shared-memory limit; for another arch, the
+  // table's (GPUCompiler.h).
+  bool thisDevice = arch.empty() || arch == driver_->arch();
+  binary_ = compileForGPUCached(program, thisDevice ? driver_->arch() : arch, useCache,
+                                &cacheHit_, thisDevice ? driver_->maxSharedPerBlock() : 0);
   load();
 }
 

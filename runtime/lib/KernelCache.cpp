@@ -18,7 +18,7 @@ namespace tl::runtime {
 namespace {
 
 /// Bumped whenever the compiler's output for the same IR may change.
-constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu10";
+constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu11";
 constexpr const char *kMagic = "tlc-kernel-cache-v2";
 /// The cubin field of an entry whose PTX ptxas failed to assemble.
 constexpr const char *kNoCubin = "tlc: ptxas failed";
@@ -209,18 +209,20 @@ void assembleWherePossible(GPUBinary &binary) {
 }
 
 GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,
-                              bool useCache, bool *hit) {
+                              bool useCache, bool *hit, std::int64_t sharedMemoryLimit) {
   if (hit)
     *hit = false;
+  GPUCompileOptions options{.sharedMemoryLimit = sharedMemoryLimit};
   if (!useCache || !KernelCache::enabledByEnvironment()) {
-    GPUBinary binary = compileForGPU(program, arch);
+    GPUBinary binary = compileForGPU(program, arch, options);
     assembleWherePossible(binary);
     return binary;
   }
   // In memory first (this process compiled or loaded it already), then disk.
   static std::mutex mutex;
   static std::unordered_map<std::string, GPUBinary> memory;
-  std::string key = KernelCache::key(program, arch);
+  std::string key = KernelCache::key(
+      program, sharedMemoryLimit ? arch + " shared<=" + std::to_string(sharedMemoryLimit) : arch);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = memory.find(key); it != memory.end()) {
@@ -239,7 +241,7 @@ GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &ar
     binary->cubin.clear();
   } else if (!binary || (binary->cubin.empty() && !findPtxas().empty())) {
     if (!binary)
-      binary = compileForGPU(program, arch);
+      binary = compileForGPU(program, arch, options);
     assembleWherePossible(*binary);
     GPUBinary entry = *binary;
     if (entry.cubin.empty() && !findPtxas().empty())

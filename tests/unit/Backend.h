@@ -6,12 +6,22 @@
 #include "mha/attention.h"
 #include "tl/runtime/Kernel.h"
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace tl::testing {
 
 std::unique_ptr<runtime::Kernel> compile(const dsl::Program &program);
 kernels::mha::Backend backend();
+/// The architecture tuned configurations are chosen for: the GPU's own, or
+/// sm_90a on the CPU backend (which runs any configuration).
+std::string tunedArch();
+/// Compiles the programs `makers` build ahead of their use, in parallel where
+/// the backend caches what it compiles (the GPU's kernel cache); errors are
+/// left for the use to report.
+void precompile(const std::vector<std::function<dsl::Program()>> &makers);
 
 inline std::vector<runtime::HostTensor> run(const dsl::Program &program,
                                             const std::vector<runtime::HostTensor *> &inputs) {

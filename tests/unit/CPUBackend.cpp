@@ -8,4 +8,6 @@ std::unique_ptr<runtime::Kernel> compile(const dsl::Program &program) {
   return std::make_unique<runtime::CPUKernel>(program);
 }
 kernels::mha::Backend backend() { return kernels::mha::Backend::cpu; }
+std::string tunedArch() { return "sm_90a"; }
+void precompile(const std::vector<std::function<dsl::Program()>> &) {} // no cache to fill
 } // namespace tl::testing

@@ -1,5 +1,6 @@
 // Misuse of the eDSL: every mistake is an Error that names the author's line.
 #include "ExpectError.h"
+#include "tl/Compiler/GPUCompiler.h"
 
 using namespace tl::dsl;
 
@@ -275,4 +276,76 @@ TEST_CASE("a program whose build failed does not verify", "[misuse]") {
   Program p("t");
   CHECK_THROWS_AS(p.kernel({1}, 100, [&](Expr) {}), Error);
   CHECK_THROWS_WITH(p.verify(), Catch::Matchers::Contains("is incomplete"));
+}
+
+// Resource limits of the target are compile errors at the author's line.
+
+TEST_CASE("shared memory past the target's limit", "[misuse]") {
+  int line = 0;
+  auto program = [&] {
+    Program p("t");
+    Buffer X = p.tensor("X", {300, 512}, f16);
+    Buffer Y = p.output("Y", {300, 512}, f16);
+    p.kernel({1}, 128, [&](Expr) {
+      line = __LINE__; Buffer tile = alloc_shared({300, 512}, f16); // 300 KiB
+      copy(X(all, all), tile);
+      copy(tile, Y(all, all));
+    });
+    return p;
+  };
+  expectError([&] { tl::compileForGPU(program(), "sm_90a"); }, line,
+              "the kernel needs 307200 bytes (300.0 KiB) of shared memory, more than the 232448 "
+              "(227.0 KiB) a block has on sm_90a: this 300x512xf16 tile takes bytes [0, 307200)",
+              kFile);
+  // The device's own limit, when the runtime passes it.
+  expectError([&] { tl::compileForGPU(program(), "sm_90a", {.sharedMemoryLimit = 100000}); },
+              line, "more than the 100000 (97.7 KiB) a block has on sm_90a", kFile);
+}
+
+TEST_CASE("shared memory that fits sm_90a but not sm_80: the tile that crosses the limit", "[misuse]") {
+  int line = 0;
+  auto program = [&] {
+    Program p("t");
+    Buffer X = p.tensor("X", {128, 512}, f16);
+    Buffer Y = p.output("Y", {128, 512}, f16);
+    p.kernel({1}, 128, [&](Expr) {
+      Buffer a = alloc_shared({128, 512}, f16); // 128 KiB, placed first (the largest)
+      line = __LINE__; Buffer b = alloc_shared({64, 512}, f16); // 64 KiB, after it
+      copy(X(all, all), a);
+      copy(X(slice(0, 64), all), b);
+      copy(a, Y(all, all));
+      copy(b, Y(slice(0, 64), all));
+    });
+    return p;
+  };
+  CHECK(tl::compileForGPU(program(), "sm_90a").sharedBytes == 196608);
+  expectError([&] { tl::compileForGPU(program(), "sm_80"); }, line,
+              "more than the 166912 (163.0 KiB) a block has on sm_80: this 64x512xf16 tile "
+              "takes bytes [131072, 196608)",
+              kFile);
+}
+
+TEST_CASE("more than 1024 threads", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    line = __LINE__; p.kernel({1}, 2048, [&](Expr) {});
+  }, line, "thread count 2048 exceeds the 1024 threads of a block", kFile);
+}
+
+TEST_CASE("grid extents past a launch's", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    line = __LINE__; p.kernel({4, 65536}, 128, [&](Expr, Expr) {});
+  }, line, "grid extent 65536 in dimension 1 (y) exceeds the 65535 blocks a GPU launch allows",
+     kFile);
+  expectError([&] {
+    Program p("t");
+    line = __LINE__; p.kernel({1, 1, 70000}, 128, [&](Expr, Expr, Expr) {});
+  }, line, "grid extent 70000 in dimension 2 (z) exceeds the 65535", kFile);
+  expectError([&] {
+    Program p("t");
+    line = __LINE__; p.kernel({std::int64_t{1} << 31}, 128, [&](Expr) {});
+  }, line, "grid extent 2147483648 in dimension 0 (x) exceeds the 2147483647", kFile);
 }

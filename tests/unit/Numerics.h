@@ -5,25 +5,43 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 
 namespace tl::testing {
 
+/// Normal values times `scale`, rounded to `dtype`.
 inline runtime::HostTensor randomTensor(std::vector<std::int64_t> shape,
-                                        dsl::DType dtype, std::uint32_t seed) {
+                                        dsl::DType dtype, std::uint32_t seed,
+                                        float scale = 1.0f) {
   runtime::HostTensor t(std::move(shape), dtype);
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::normal_distribution<float> normal(0.0f, scale);
   for (std::int64_t i = 0; i < t.numel(); ++i)
     t.set(i, normal(rng));
   return t;
 }
 
+/// ||actual - expected||_F / ||expected||_F. Below an rms expected value of
+/// 1e-3 the denominator stays there (dQ and dK are zero at seq_len 1, where
+/// softmax has no gradient): the error may then be 1e-5 rms.
+inline double relativeFrobenius(const std::vector<float> &actual,
+                                const std::vector<float> &expected) {
+  double error = 0, norm = 0;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    double diff = double(actual[i]) - expected[i];
+    error += diff * diff;
+    norm += double(expected[i]) * expected[i];
+  }
+  return std::sqrt(error) /
+         std::max(std::sqrt(norm), 1e-3 * std::sqrt(double(actual.size())));
+}
+
 /// |actual - expected| <= atol + rtol * |expected| everywhere; reports the
-/// worst element.
-inline void checkClose(const std::string &what, const std::vector<float> &actual,
+/// worst element, and returns whether all were close.
+inline bool checkClose(const std::string &what, const std::vector<float> &actual,
                        const std::vector<float> &expected, double rtol = 1e-2,
                        double atol = 1e-2) {
   REQUIRE(actual.size() == expected.size());
@@ -49,6 +67,7 @@ inline void checkClose(const std::string &what, const std::vector<float> &actual
             << actual[worst] << ", expected " << expected[worst]
             << "; max abs error " << maxError);
   CHECK(bad == 0);
+  return bad == 0;
 }
 
 } // namespace tl::testing

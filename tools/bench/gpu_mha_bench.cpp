@@ -53,7 +53,7 @@ void run(const Shape &s, bool causal) {
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
              V = filled(shape, tl::dsl::f16), dO = filled(shape, tl::dsl::f16);
   HostTensor O(shape, tl::dsl::f16), lse(rows, tl::dsl::f32), delta(rows, tl::dsl::f32);
-  HostTensor dQ(shape, tl::dsl::f32), dQout(shape, tl::dsl::f16), dK(shape, tl::dsl::f16),
+  HostTensor dQ(mha::dqAccumulatorShape(s.B, s.H, s.S, s.D), tl::dsl::f32), dQout(shape, tl::dsl::f16), dK(shape, tl::dsl::f16),
       dV(shape, tl::dsl::f16);
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
   double prepMs = prep.benchmark({&O, &dO, &delta});

@@ -250,8 +250,9 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
     return program.str();
   if (o.emit == "thread" || o.emit == "llvm")
     return o.target == "cpu" ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
-                             : tl::emitGPUStage(program, o.target, o.emit, o.printIRAfterAll);
-  tl::GPUBinary binary = tl::compileForGPU(program, o.target, o.printIRAfterAll);
+                             : tl::emitGPUStage(program, o.target, o.emit,
+                                                               {.printIRAfterAll = o.printIRAfterAll});
+  tl::GPUBinary binary = tl::compileForGPU(program, o.target, {.printIRAfterAll = o.printIRAfterAll});
   // Correct but slow: say why the gemms did not get the tensor-core layout.
   if (binary.fragmentLayout.starts_with("row: ") && binary.fragmentLayout != "row: no gemm")
     std::fprintf(stderr, "tlc: warning: %s: fragments take the Row layout (no tensor cores): %s\n",

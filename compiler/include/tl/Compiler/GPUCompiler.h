@@ -26,17 +26,32 @@ struct GPUBinary {
   std::string fragmentLayout;         // "mma", or "row: <why not mma>"
 };
 
+/// The dynamic shared memory one block may opt in to on `arch`, in bytes:
+/// 227 KiB on sm_90/sm_90a (and sm_100), 163 KiB on sm_80/sm_87, 99 KiB on
+/// sm_86/sm_89/sm_120, 96 KiB on sm_70, 64 KiB on sm_75; 48 KiB (what every
+/// architecture gives without opting in) for one this table does not know.
+std::int64_t sharedMemoryLimit(const std::string &arch);
+
+struct GPUCompileOptions {
+  /// Every pass's output goes to stderr.
+  bool printIRAfterAll = false;
+  /// The shared memory a block may use, in bytes; 0: sharedMemoryLimit(arch).
+  /// The runtime passes the device's own when it compiles for the GPU it has.
+  std::int64_t sharedMemoryLimit = 0;
+};
+
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` through
 /// LLVM's NVPTX backend. Throws tl::dsl::Error at the author's line on a
-/// compile error. With `printIRAfterAll`, every pass's output goes to stderr.
+/// compile error, resource limits of `arch` included (shared memory: at the
+/// alloc_shared whose tile crosses the limit).
 GPUBinary compileForGPU(const dsl::Program &program,
                         const std::string &arch = "sm_90a",
-                        bool printIRAfterAll = false);
+                        const GPUCompileOptions &options = {});
 
 /// The kernel at an intermediate stage of the same path, as text: "thread"
 /// (after convert-tl-to-gpu: per-thread gpu/nvvm/scf ops) or "llvm" (the
 /// optimized LLVM IR that NVPTX compiles for `arch`). Errors as compileForGPU.
 std::string emitGPUStage(const dsl::Program &program, const std::string &arch,
-                         const std::string &stage, bool printIRAfterAll = false);
+                         const std::string &stage, const GPUCompileOptions &options = {});
 
 } // namespace tl

@@ -36,7 +36,17 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
     after every write to shared memory. exp2/log2 use the approximate PTX
     instructions. The mma.sync layouts of issue 4 replace the row layout
     later; the ops' structure stays.
+
+    A kernel whose planned shared memory exceeds `shared-memory-limit` bytes
+    (when it is set) is an error at the alloc_shared whose tile crosses the
+    limit, naming the figure, the limit and `target`.
   }];
+  let options = [
+    Option<"sharedMemoryLimit", "shared-memory-limit", "int64_t", /*default=*/"0",
+           "Dynamic shared memory a block may use, in bytes (0: no limit)">,
+    Option<"targetName", "target", "std::string", /*default=*/"\"the target\"",
+           "The target named in resource-limit errors (sm_90a, ...)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",

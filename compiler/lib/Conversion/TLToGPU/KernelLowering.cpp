@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 namespace tl::gpu_lowering {
 
 LogicalResult KernelLowering::run() {
@@ -61,7 +63,34 @@ LogicalResult KernelLowering::run() {
   replaceTranscendentals();
   elideRedundantBarriers(func);
   func->setAttr("tl.shared_bytes", rewriter.getI64IntegerAttr(sharedBytes));
-  return success();
+  return checkSharedLimit();
+}
+
+LogicalResult KernelLowering::checkSharedLimit() {
+  if (limits.sharedBytes <= 0 || sharedBytes <= limits.sharedBytes)
+    return success();
+  // The tile ending last is the one the limit cuts: blame it (first placed
+  // among equals: planned tiles, the author's, come before lowering scratch).
+  const PlacedTile *last = &placedTiles.front();
+  for (const PlacedTile &tile : placedTiles)
+    if (tile.offset + tile.bytes * tile.copies > last->offset + last->bytes * last->copies)
+      last = &tile;
+  auto kib = [](int64_t bytes) { return llvm::formatv("{0:F1} KiB", bytes / 1024.0).str(); };
+  std::string tile;
+  llvm::raw_string_ostream os(tile);
+  for (auto [d, extent] : llvm::enumerate(last->type.getShape()))
+    os << (d ? "x" : "") << extent;
+  os << "x" << last->type.getElementType();
+  int64_t end = last->offset + last->bytes * last->copies;
+  InFlightDiagnostic diag = emitError(last->loc)
+      << "the kernel needs " << sharedBytes << " bytes (" << kib(sharedBytes)
+      << ") of shared memory, more than the " << limits.sharedBytes << " ("
+      << kib(limits.sharedBytes) << ") a block has on " << limits.target << ": this " << tile
+      << " tile";
+  if (last->copies > 1)
+    diag << " (" << last->copies << " rotating copies for a pipelined loop)";
+  diag << " takes bytes [" << last->offset << ", " << end << ")";
+  return diag;
 }
 
 bool KernelLowering::isGlobal(Value v) const {
@@ -130,6 +159,7 @@ Value KernelLowering::allocateShared(Location loc, MemRefType type, bool swizzle
     offset = sharedBytes = (sharedBytes + 127) / 128 * 128;
     sharedBytes += bytes * copies;
   }
+  placedTiles.push_back({loc, type, offset, bytes, copies});
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfter(sharedBase.getDefiningOp());
   swizzle = swizzle && swizzlable(type);

@@ -70,12 +70,19 @@ struct Owned {
   int64_t slot = 0;
 };
 
+/// What the target allows a block (0: unchecked), and its name for errors.
+struct ResourceLimits {
+  int64_t sharedBytes = 0;
+  std::string target;
+};
+
 /// Lowers one outlined kernel (a gpu.func still holding tl ops) in place.
 class KernelLowering {
 public:
-  KernelLowering(gpu::GPUFuncOp func, int64_t threads, const LayoutMap &layouts)
+  KernelLowering(gpu::GPUFuncOp func, int64_t threads, const LayoutMap &layouts,
+                 ResourceLimits limits = {})
       : func(func), funcOp(func.getOperation()), rewriter(func.getContext()), threads(threads),
-        layouts(layouts) {}
+        layouts(layouts), limits(std::move(limits)) {}
 
   LogicalResult run();
 
@@ -104,6 +111,10 @@ private:
   /// the first (stageView gives the others).
   Value allocateShared(Location loc, MemRefType type, bool swizzle = false, int64_t copies = 1,
                        std::optional<int64_t> planned = std::nullopt);
+
+  /// Fails at the tile that takes the kernel's shared memory past the
+  /// target's limit (the one ending last), naming both figures.
+  LogicalResult checkSharedLimit();
 
   /// Swizzled 16-bit tiles whose rows span whole 128-byte lines are stored so:
   /// the 16-byte chunk c of row r lives at chunk c ^ (r % 8), so the 8 rows an
@@ -408,7 +419,15 @@ private:
   const LayoutMap &layouts;
   Value tid, sharedBase, lane, warpId;
   FragmentLayouts layouts_;
+  ResourceLimits limits;
   int64_t sharedBytes = 0;
+  /// Every shared tile placed (allocateShared), for checkSharedLimit.
+  struct PlacedTile {
+    Location loc;
+    MemRefType type;
+    int64_t offset, bytes, copies;
+  };
+  SmallVector<PlacedTile> placedTiles;
   llvm::MapVector<Value, Fragment> fragments;
   llvm::DenseSet<Value> shared, locals, swizzled, swizzleRequests;
   /// Shared tiles with rotating copies for a pipelined loop (see PipelinePlan.h).

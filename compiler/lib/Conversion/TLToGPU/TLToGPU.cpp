@@ -48,6 +48,7 @@ gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp func, KernelOp kernel
 }
 
 struct ConvertTLToGPUPass : public tl::impl::ConvertTLToGPUBase<ConvertTLToGPUPass> {
+  using ConvertTLToGPUBase::ConvertTLToGPUBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<func::FuncOp, KernelOp>> kernels;
@@ -70,7 +71,8 @@ struct ConvertTLToGPUPass : public tl::impl::ConvertTLToGPUBase<ConvertTLToGPUPa
         if (auto map = dyn_cast<IndexMapLayoutAttr>(op.getLayout()))
           layouts[op.getBuffer()] = map;
       });
-      if (failed(KernelLowering(gpuFunc, threads, layouts).run()))
+      ResourceLimits limits{sharedMemoryLimit, targetName};
+      if (failed(KernelLowering(gpuFunc, threads, layouts, limits).run()))
         return signalPassFailure();
     }
   }

@@ -128,10 +128,18 @@ LogicalResult KernelOp::verify() {
   if (grid.empty() || grid.size() > 3)
     return emitOpError() << "grid must have 1 to 3 dimensions, got "
                          << grid.size();
-  for (auto [d, extent] : llvm::enumerate(grid))
+  // What a CUDA launch allows on every architecture since sm_30.
+  const int64_t maxGrid[3] = {(int64_t{1} << 31) - 1, 65535, 65535};
+  const char *axis[3] = {"x", "y", "z"};
+  for (auto [d, extent] : llvm::enumerate(grid)) {
     if (extent <= 0)
       return emitOpError() << "grid extent " << extent << " in dimension " << d
                            << " must be positive";
+    if (extent > maxGrid[d])
+      return emitOpError() << "grid extent " << extent << " in dimension " << d
+                           << " (" << axis[d] << ") exceeds the " << maxGrid[d]
+                           << " blocks a GPU launch allows there";
+  }
   int64_t threads = getThreads();
   if (threads <= 0 || threads % 32 != 0)
     return emitOpError() << "thread count " << threads

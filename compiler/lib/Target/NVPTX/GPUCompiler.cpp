@@ -140,15 +140,22 @@ std::string emitPTX(Operation *gpuModule, const std::string &arch,
   return ptx;
 }
 
+GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOptions &options) {
+  return {arch, options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch)};
+}
+
 /// The program lowered by buildGPUPipeline, and its kernel module.
-std::pair<OwningOpRef<ModuleOp>, gpu::GPUModuleOp> lowerForGPU(const dsl::Program &program,
-                                                               bool printIRAfterAll) {
+std::pair<OwningOpRef<ModuleOp>, gpu::GPUModuleOp>
+lowerForGPU(const dsl::Program &program, const std::string &arch,
+            const GPUCompileOptions &options) {
   program.verify();
   dsl::detail::ProgramImpl &p = program.impl();
   registerGPULowering(*p.context);
   OwningOpRef<ModuleOp> module = p.module->clone();
-  dsl::detail::runPipelineOrThrow(p, *module, buildGPUPipeline, "GPU lowering failed",
-                                  printIRAfterAll);
+  GPUPipelineOptions pipeline = pipelineOptions(arch, options);
+  dsl::detail::runPipelineOrThrow(
+      p, *module, [&](OpPassManager &pm) { buildGPUPipeline(pm, pipeline); },
+      "GPU lowering failed", options.printIRAfterAll);
   gpu::GPUModuleOp gpuModule;
   module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
   if (!gpuModule)
@@ -165,9 +172,23 @@ std::string printed(Operation *op) {
 
 } // namespace
 
+std::int64_t sharedMemoryLimit(const std::string &arch) {
+  constexpr std::int64_t KiB = 1024;
+  static const std::pair<const char *, std::int64_t> limits[] = {
+      {"sm_70", 96 * KiB},  {"sm_72", 96 * KiB},  {"sm_75", 64 * KiB},
+      {"sm_80", 163 * KiB}, {"sm_86", 99 * KiB},  {"sm_87", 163 * KiB},
+      {"sm_89", 99 * KiB},  {"sm_90", 227 * KiB}, {"sm_90a", 227 * KiB},
+      {"sm_100", 227 * KiB}, {"sm_100a", 227 * KiB}, {"sm_120", 99 * KiB},
+      {"sm_120a", 99 * KiB}};
+  for (auto [name, bytes] : limits)
+    if (arch == name)
+      return bytes;
+  return 48 * KiB;
+}
+
 GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
-                        bool printIRAfterAll) {
-  auto [module, gpuModule] = lowerForGPU(program, printIRAfterAll);
+                        const GPUCompileOptions &options) {
+  auto [module, gpuModule] = lowerForGPU(program, arch, options);
   dsl::detail::ProgramImpl &p = program.impl();
   GPUBinary binary;
   binary.name = p.name;
@@ -188,20 +209,21 @@ GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
 }
 
 std::string emitGPUStage(const dsl::Program &program, const std::string &arch,
-                         const std::string &stage, bool printIRAfterAll) {
+                         const std::string &stage, const GPUCompileOptions &options) {
   if (stage == "thread") {
     program.verify();
     dsl::detail::ProgramImpl &p = program.impl();
     registerGPULowering(*p.context);
     OwningOpRef<ModuleOp> module = p.module->clone();
+    GPUPipelineOptions pipeline = pipelineOptions(arch, options);
     dsl::detail::runPipelineOrThrow(
-        p, *module, [](OpPassManager &pm) { pm.addPass(createConvertTLToGPU()); },
-        "GPU lowering failed", printIRAfterAll);
+        p, *module, [&](OpPassManager &pm) { buildGPULowering(pm, pipeline); },
+        "GPU lowering failed", options.printIRAfterAll);
     return printed(*module);
   }
   if (stage != "llvm")
     throw std::invalid_argument("emitGPUStage: no stage '" + stage + "' (thread or llvm)");
-  auto [module, gpuModule] = lowerForGPU(program, printIRAfterAll);
+  auto [module, gpuModule] = lowerForGPU(program, arch, options);
   std::unique_ptr<llvm::TargetMachine> machine(nvptxMachine(arch));
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

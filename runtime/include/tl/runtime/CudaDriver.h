@@ -33,6 +33,9 @@ public:
 
   /// "sm_90a" for compute capability 9.0, "sm_80" for 8.0, ...
   std::string arch() const;
+  /// The dynamic shared memory one block may opt in to on this device, in
+  /// bytes (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).
+  std::int64_t maxSharedPerBlock() const { return maxSharedPerBlock_; }
 
   CUdeviceptr allocate(std::size_t bytes, const std::string &what);
   void free(CUdeviceptr pointer);
@@ -70,6 +73,7 @@ private:
   Api *api_ = nullptr;
   CUcontext context_ = nullptr;
   int major_ = 0, minor_ = 0;
+  std::int64_t maxSharedPerBlock_ = 0;
 };
 
 } // namespace tl::runtime

@@ -46,8 +46,10 @@ void assembleWherePossible(GPUBinary &binary);
 
 /// compileForGPU (plus the cubin, where possible) through this process's in-memory cache and the default disk
 /// cache (unless disabled by `useCache` or $TLC_CACHE=0). `hit` tells whether
-/// a cache served it.
+/// a cache served it. `sharedMemoryLimit` as GPUCompileOptions' (0: the
+/// arch's); a kernel cached under one limit is not served under another.
 GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,
-                              bool useCache = true, bool *hit = nullptr);
+                              bool useCache = true, bool *hit = nullptr,
+                              std::int64_t sharedMemoryLimit = 0);
 
 } // namespace tl::runtime

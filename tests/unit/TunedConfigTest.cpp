@@ -1,0 +1,94 @@
+// mha::tunedConfig only returns configurations that fit their target: for
+// every head dim it accepts, causal or not, every sequence-length bucket and
+// the architectures it serves, the forward and backward programs compile
+// (shared memory within the architecture's limit: a compile error otherwise)
+// and, where ptxas is there, assemble within the register file (registers *
+// threads <= 64K) with at most a small spill allowance.
+#include "mha/attention.h"
+#include "mha/mha.h"
+#include "tl/Compiler/GPUCompiler.h"
+#include "tl/Compiler/Ptxas.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <regex>
+#include <set>
+#include <utility>
+
+namespace mha = tl::kernels::mha;
+
+namespace {
+
+/// What ptxas reports of a kernel.
+struct Assembled {
+  int registers = 0, spillStores = 0, spillLoads = 0;
+};
+
+Assembled assemble(const std::string &ptxas, const tl::GPUBinary &binary) {
+  std::string report;
+  tl::assembleCubin(ptxas, binary.ptx, binary.arch, &report);
+  INFO(report);
+  std::smatch registers, spills;
+  REQUIRE(std::regex_search(report, registers, std::regex("Used (\\d+) registers")));
+  REQUIRE(std::regex_search(report, spills,
+                            std::regex("(\\d+) bytes spill stores, (\\d+) bytes spill loads")));
+  return {std::stoi(registers[1]), std::stoi(spills[1]), std::stoi(spills[2])};
+}
+
+} // namespace
+
+TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
+  std::string ptxas = tl::findPtxas();
+  if (ptxas.empty())
+    WARN("no ptxas: checking shared memory only, not registers");
+  // The seq_len buckets tunedConfig tells apart (0: short), checked at a
+  // ragged length near each.
+  const int buckets[] = {0, 2048, 16384};
+  std::set<std::pair<std::string, std::string>> seen; // configuration, arch
+  for (const char *arch : {"sm_90a", "sm_80", "sm_86"})
+    for (int dim : {64, 128, 256})
+      for (bool causal : {false, true})
+        for (int bucket : buckets) {
+          mha::AttentionConfig c = mha::tunedConfig(dim, causal, bucket, arch);
+          int seq = 1000;
+          for (bool forward : {true, false}) {
+            char config[96];
+            std::snprintf(config, sizeof config, "%s D=%d causal=%d %dx%d/%d s%d%s",
+                          forward ? "forward" : "backward", dim, causal ? 1 : 0,
+                          forward ? c.fwdBlockM : c.bwdBlockM, forward ? c.fwdBlockN : c.bwdBlockN,
+                          forward ? c.fwdThreads : c.bwdThreads,
+                          forward ? c.fwdStages : c.bwdStages,
+                          !forward && c.bwdStaged ? " staged" : "");
+            if (!seen.insert({config, arch}).second)
+              continue;
+            INFO(config << " for " << arch);
+            tl::dsl::Program program = forward
+                                           ? mha::forwardKernel(1, 2, seq, dim, causal, c)
+                                           : mha::backwardKernel(1, 2, seq, dim, causal, c);
+            tl::GPUBinary binary;
+            REQUIRE_NOTHROW(binary = tl::compileForGPU(program, arch));
+            CHECK(binary.sharedBytes <= tl::sharedMemoryLimit(arch));
+            CHECK(binary.fragmentLayout == "mma"); // tensor cores, not the Row fallback
+            if (ptxas.empty())
+              continue;
+            Assembled a = assemble(ptxas, binary);
+            std::printf("tuned %-40s %-6s %6.1f KiB shared, %3d registers, spills %d/%d\n",
+                        config, arch, binary.sharedBytes / 1024.0, a.registers, a.spillStores,
+                        a.spillLoads);
+            CHECK(a.registers * binary.threads <= 65536);
+            // The measured-fastest backward spills a little (PTXTest.cpp's
+            // allowances); more than that is a configuration that does not fit.
+            CHECK(a.spillStores <= 256);
+            CHECK(a.spillLoads <= 256);
+          }
+        }
+}
+
+TEST_CASE("tunedConfig: head dims it does not take, and targets too small", "[tuned]") {
+  for (int dim : {32, 96, 192, 512})
+    CHECK_THROWS_WITH(mha::tunedConfig(dim, false),
+                      Catch::Contains("head dim " + std::to_string(dim) + " is not supported"));
+  CHECK_THROWS_WITH(mha::tunedConfig(64, false, 0, "sm_75"),
+                    Catch::Contains("sm_75 gives a block 64 KiB of shared memory"));
+}
