@@ -6,7 +6,8 @@
 #   tests     every GPU test (tl-gpu-tests, the 200-shape sweep included)
 #                                                                -> tests.log
 #   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and
-#             [runtime] tests, and on 16 sweep shapes (seq_len <= 300)
+#             [runtime] tests; memcheck and racecheck on 6 sweep shapes
+#             (seq_len <= 130)
 #                                                                -> sanitize.log
 #   accuracy  tlc and SDPA's FlashAttention-2 on the same inputs with large
 #             logits (Q, K x 8), against fp64 (accuracy_peer.py) -> accuracy.jsonl
@@ -14,6 +15,7 @@
 #                                                                -> example.log
 #   bench     tl-bench-gpu and the peers (sdpa_peer.py) on the same shapes
 #                                                                -> bench.jsonl
+#   bench256  head dim 256: tuned, alternatives and peers           -> bench256.jsonl
 #   sweep     forward and backward configurations at S = 1024 and 4096
 #                                                                -> sweep.jsonl
 set -uo pipefail
@@ -36,8 +38,12 @@ for part in "$@"; do
       echo "--- $tool" | tee -a "$out/sanitize.log"
       compute-sanitizer --tool $tool ./bin/tl-gpu-tests "[ops],[small],[runtime]" 2>&1 |
         tail -4 | tee -a "$out/sanitize.log"
-      TLC_SWEEP_COUNT=16 TLC_SWEEP_MAX_SEQ=300 compute-sanitizer --tool $tool \
-        ./bin/tl-gpu-tests "[sweep]" 2>&1 | tail -4 | tee -a "$out/sanitize.log"
+    done
+    for tool in memcheck racecheck; do # awkward shapes (S = 1, primes, block +- 1)
+      echo "--- $tool, sweep shapes" | tee -a "$out/sanitize.log"
+      TLC_SWEEP_COUNT=6 TLC_SWEEP_MAX_SEQ=130 compute-sanitizer --tool $tool \
+        ./bin/tl-gpu-tests "[sweep]" 2>&1 | grep -E "^sweep|SUMMARY|passed|failed" |
+        tee -a "$out/sanitize.log"
     done ;;
   accuracy)
     python3 accuracy_peer.py --tool ./bin/tl-attention-files 2>&1 | tee "$out/accuracy.jsonl" ;;
@@ -52,6 +58,18 @@ for part in "$@"; do
     args=()
     for s in "${shapes[@]}"; do args+=(--shape "$s"); done
     python3 sdpa_peer.py "${args[@]}" 2>&1 | tee -a "$out/bench.jsonl" ;;
+  bench256)
+    # Head dim 256: the tuned configuration and its alternatives, then the peers.
+    ./bin/tl-bench-gpu 16,16,1024,256 4,16,4096,256 2>&1 | tee "$out/bench256.jsonl"
+    for cfg in 64,64,128,1 128,64,256,1 64,32,128,2; do
+      ./bin/tl-bench-gpu --fwd $cfg 16,16,1024,256 4,16,4096,256 2>&1 | tee -a "$out/bench256.jsonl"
+    done
+    for cfg in 64,64,256,1 64,32,256,2 32,32,256,1; do
+      ./bin/tl-bench-gpu --bwd-staged $cfg 16,16,1024,256 4,16,4096,256 2>&1 |
+        tee -a "$out/bench256.jsonl"
+    done
+    python3 sdpa_peer.py --shape 16,16,1024,256 --shape 4,16,4096,256 2>&1 |
+      tee -a "$out/bench256.jsonl" ;;
   sweep)
     # M,N,THREADS,STAGES; fwd and bwd swept separately (the other at its tuned value).
     for cfg in 64,64,128,0 64,64,128,1 64,64,128,2 128,64,256,1 128,32,256,1 64,32,128,1; do

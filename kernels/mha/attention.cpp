@@ -66,12 +66,20 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // 228/282/284 and 227/280/284 (results/raw/2026-11-30-h200-session5-sweep-
   // fwd-causal-d64.jsonl): 64-row blocks balance the short causal launch
   // better, 128-row blocks win from S = 4096 on (by 11% at 16384).
-  // Head dim 256 (2026-12-01): chosen to fit, without spills, on both sm_80
-  // and sm_90a (ptxas 13, at S = 1024): forward 128x32/256 s1 (128 KiB of
-  // shared memory, 224 registers) rather than 128x64/256 (192 KiB: not on
-  // sm_80); backward staged 64x32/256 s1 (136.5 KiB, 252-255 registers, the
-  // Mma layout) rather than 64x64/256 (209 KiB, spills on sm_90a) or 4 warps
-  // (the accumulators need 352 registers a thread: the Row layout).
+  // Head dim 256 (2026-12-01, sixth session; tl-bench-gpu at (16, 16, 1024,
+  // 256) / (4, 16, 4096, 256), non-causal and causal, TFLOP/s;
+  // results/raw/2026-12-01-h200-session6-bench256.jsonl):
+  //   forward  128x64/256 s1 257/214, 278/273; 128x32/256 s1 244/203,
+  //            268/262; 64x64/128 s1 187/167, 199/194; 64x32/128 s2 163/146,
+  //            171/169.
+  //   backward staged 64x64/256 s1 224/196, 244/238; 64x32/256 s1 159/132,
+  //            167/155; 64x32/256 s2 158/132, 163/154; 32x32/256 s1 116/103,
+  //            119/115.
+  // 128x64 forward blocks take 192 KiB of shared memory and 64x64 backward
+  // blocks 209 KiB: sm_90a only. On sm_80 (163 KiB) the next best that fit:
+  // the 128x32/256 forward (128 KiB) and the 64x32/256 backward (136.5 KiB),
+  // both without spills there. With 4 warps the backward's accumulators need
+  // 352 registers a thread (the Row layout).
   //
   // Architectures with less shared memory a block than the H200's 227 KiB:
   // 163 KiB (sm_80): the D=128 backward keeps one stage (161 KiB; two take
@@ -103,8 +111,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 32, c.bwdThreads = 128;
   } else {
-    c.fwdBlockM = 128, c.fwdBlockN = 32, c.fwdThreads = 256;
-    c.bwdBlockM = 64, c.bwdBlockN = 32;
+    c.fwdBlockM = 128, c.fwdBlockN = large ? 64 : 32, c.fwdThreads = 256;
+    c.bwdBlockM = 64, c.bwdBlockN = large ? 64 : 32;
     if (!medium) {
       c.fwdBlockM = 64, c.fwdThreads = 128;
       c.bwdBlockM = 32, c.bwdStages = 0;
