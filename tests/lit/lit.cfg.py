@@ -12,6 +12,8 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%cxx", config.cxx))
 config.substitutions.append(("%tlc_cflags", config.tlc_cflags))
 config.substitutions.append(("%tlc_libs", config.tlc_libs))
+config.substitutions.append(("%mlir_cflags", config.mlir_cflags))
+config.substitutions.append(("%mlir_libs", config.mlir_libs))
 import shutil
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")

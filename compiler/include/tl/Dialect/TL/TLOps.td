@@ -17,11 +17,16 @@ def TL_KernelOp : TL_Op<"kernel", [SingleBlock, NoTerminator,
   let description = [{
     `grid` has one to three extents (x, y, z); the body's block arguments are
     the block indices, one per grid dimension. `threads` is the block size.
+    A kernel sits directly in a func.func, alone but for the return; the
+    function's arguments are its global tensors, and the only values the body
+    takes from outside the kernel.
   }];
   let arguments = (ins DenseI64ArrayAttr:$grid, I64Attr:$threads);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "`grid` $grid `threads` $threads attr-dict-with-keyword $body";
   let hasVerifier = 1;
+  // What the body uses from outside, checked once the body itself verified.
+  let hasRegionVerifier = 1;
 }
 
 def TL_ParallelOp : TL_Op<"parallel", [SingleBlock, NoTerminator,
