@@ -83,3 +83,41 @@ func.func @stages(%A: memref<64x256xf16>, %C: memref<64x64xf32> {tl.output}) {
   }
   return
 }
+
+// -----
+
+// Seed 2, mutant 12964: an scf.if whose condition is defined inside the
+// scf.if itself. The parser leaves the operand unlinked; the kernel's check
+// of what its body uses followed it into freed memory (segfault). That check
+// now leaves it to MLIR's own report.
+func.func @unlinked_operand(%A: memref<8x64xf16>) {
+  tl.kernel grid [1] threads 64 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{operation's operand is unlinked}}
+    scf.if %branch {
+      %branch = arith.cmpi ne, %bx, %c0 : index
+    }
+  }
+  return
+}
+
+// -----
+
+// Seed 3, mutant 1762: a kernel's body wrapped in a pipelined loop, so its
+// shared tile was allocated inside the loop; the GPU lowering's multi-buffered
+// copy looked for a tile it never planned (segfault in stageView).
+func.func @alloc_in_pipelined_loop(%X: memref<128x64xf16>) {
+  tl.kernel grid [2] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    tl.pipelined %c0 to %c64 stages 3 {
+    ^bb0(%iv: index):
+      // expected-error @+1 {{'tl.alloc_shared' op must be directly in the tl.kernel's body (a buffer lives as long as the thread block), not inside 'tl.pipelined'}}
+      %s = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+      tl.copy %X[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] : memref<128x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    }
+  }
+  return
+}
