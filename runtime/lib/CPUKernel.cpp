@@ -3,6 +3,7 @@
 #include "tl/runtime/CPUKernel.h"
 
 #include "tl/Compiler/HostJIT.h"
+#include "tl/Support/CrashHandler.h"
 
 #include <algorithm>
 #include <atomic>
@@ -31,8 +32,10 @@ Descriptor describe(HostTensor &tensor) {
 
 } // namespace
 
-CPUKernel::CPUKernel(const dsl::Program &program)
-    : Kernel(program), executable_(HostExecutable::compile(program)) {}
+CPUKernel::CPUKernel(const dsl::Program &program) : Kernel(program) {
+  installCrashHandlerUnlessDisabled();
+  executable_ = HostExecutable::compile(program);
+}
 CPUKernel::~CPUKernel() = default;
 
 void CPUKernel::run(const std::vector<HostTensor *> &args) const {

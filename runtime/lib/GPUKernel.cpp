@@ -1,6 +1,8 @@
 // GPU kernels: PTX from the compiler, loaded and launched through the driver.
 #include "tl/runtime/GPUKernel.h"
 
+#include "tl/Support/CrashHandler.h"
+
 #include <algorithm>
 
 namespace tl::runtime {
@@ -27,6 +29,7 @@ struct Uploaded {
 
 GPUKernel::GPUKernel(const dsl::Program &program, const std::string &arch, bool useCache)
     : Kernel(program), driver_(&CudaDriver::require()) {
+  installCrashHandlerUnlessDisabled();
   // For this device, its own shared-memory limit; for another arch, the
   // table's (GPUCompiler.h).
   bool thisDevice = arch.empty() || arch == driver_->arch();

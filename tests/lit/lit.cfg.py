@@ -12,6 +12,11 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%cxx", config.cxx))
 config.substitutions.append(("%tlc_cflags", config.tlc_cflags))
 config.substitutions.append(("%tlc_libs", config.tlc_libs))
+config.substitutions.append(("%mlir_cflags", config.mlir_cflags))
+config.substitutions.append(("%mlir_libs", config.mlir_libs))
 import shutil
+# Memory errors that do not crash by themselves (fuzz-regressions-parse.mlir).
+config.substitutions.append(
+    ("%memcheck", "valgrind -q --error-exitcode=99" if shutil.which("valgrind") else ""))
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")

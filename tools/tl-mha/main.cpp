@@ -7,24 +7,33 @@
 //
 //   tl-mha                     summary + run
 //   tl-mha --print-ir          the tl IR of the four programs, nothing else
+//   tl-mha --print-shipped-ir  the tl IR of every shipped kernel (the fuzz
+//                              corpus, tests/fuzz), each after a `// NAME` line
 //   tl-mha --ptx ARCH DIR      writes DIR/<program>[_causal].ptx for ARCH and
 //                              prints the kernels' launch shapes
+//   tl-mha -h | --help         usage
+//
+// Exit codes: 0 ok, 1 a failure (an error too large, a file not written), 2
+// a usage error.
 #include "mha/attention.h"
 #include "mha/mha.h"
 #include "mha/reference.h"
 #include "tl/Compiler/GPUCompiler.h"
+#include "tl/Support/CrashHandler.h"
 #include "tl/runtime/CudaDriver.h"
 
-#include <fstream>
-
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 namespace {
 
@@ -116,12 +125,68 @@ bool runAttention(mha::Backend backend, const char *config, int batch, int heads
   return ok;
 }
 
+const char *const kUsage =
+    "usage: tl-mha                  build and verify the four MHA programs, then run\n"
+    "                               them (on the GPU if there is one, else the CPU)\n"
+    "       tl-mha --print-ir       print the programs' tl IR\n"
+    "       tl-mha --print-shipped-ir\n"
+    "                               print the tl IR of every kernel --ptx writes\n"
+    "       tl-mha --ptx ARCH DIR   write the shipped kernels' PTX for ARCH (sm_80 or\n"
+    "                               sm_90a) to DIR/<program>.ptx, creating DIR\n"
+    "       tl-mha -h | --help      print this message\n";
+
+/// A usage error: the problem and the usage on stderr, exit code 2.
+[[noreturn]] void usageError(const std::string &problem) {
+  std::fprintf(stderr, "tl-mha: %s\n%s", problem.c_str(), kUsage);
+  std::exit(2);
+}
+
+/// A failure to do what was asked: exit code 1.
+int failure(const std::string &message) {
+  std::fprintf(stderr, "tl-mha: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// Writes `text` to `path`, checking the open, the write and the close.
+bool writeFile(const std::filesystem::path &path, const std::string &text, std::string &why) {
+  std::FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file) {
+    why = "cannot open '" + path.string() + "' for writing: " + std::strerror(errno);
+    return false;
+  }
+  bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  int writeErrno = errno;
+  bool closed = std::fclose(file) == 0;
+  if (!written || !closed) {
+    why = "cannot write '" + path.string() + "': " + std::strerror(written ? errno : writeErrno);
+    return false;
+  }
+  return true;
+}
+
+/// Prints the tl IR of every shipped MHA program (mha::shippedPrograms).
+int printShippedIR() {
+  for (auto &[name, program] : mha::shippedPrograms()) {
+    program.verify();
+    std::printf("// %s\n%s", name.c_str(), program.str().c_str());
+  }
+  return 0;
+}
+
 /// Writes the PTX of every shipped MHA program (mha::shippedPrograms).
 int writePTX(const std::string &arch, const std::string &dir) {
-  std::vector<std::pair<std::string, Program>> programs = mha::shippedPrograms();
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error)
+    return failure("cannot create the directory '" + dir + "': " + error.message());
+  if (!std::filesystem::is_directory(dir))
+    return failure("'" + dir + "' is not a directory");
+  std::vector<std::pair<std::string, Program>> programs = mha::shippedPrograms(arch);
   for (auto &[file, program] : programs) {
     tl::GPUBinary binary = tl::compileForGPU(program, arch);
-    std::ofstream(dir + "/" + file + ".ptx") << binary.ptx;
+    std::string why;
+    if (!writeFile(std::filesystem::path(dir) / (file + ".ptx"), binary.ptx, why))
+      return failure(why);
     std::printf("%-22s %s grid", (file + ".ptx").c_str(), arch.c_str());
     for (std::int64_t g : binary.grid)
       std::printf(" %lld", static_cast<long long>(g));
@@ -135,15 +200,41 @@ int writePTX(const std::string &arch, const std::string &dir) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc == 4 && std::strcmp(argv[1], "--ptx") == 0) {
+  tl::installCrashHandler(argc, argv);
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  if (argc > 1 && std::strcmp(argv[1], "--ptx") == 0) {
+    if (argc != 4)
+      usageError("--ptx takes ARCH and DIR");
+    std::string arch = argv[2];
+    if (arch != "sm_80" && arch != "sm_90a")
+      usageError("--ptx takes the architecture sm_80 or sm_90a, got '" + arch + "'");
     try {
-      return writePTX(argv[2], argv[3]);
+      return writePTX(arch, argv[3]);
     } catch (const std::exception &error) {
       std::fprintf(stderr, "%s\n", error.what());
       return 1;
     }
   }
-  bool printIR = argc > 1 && std::strcmp(argv[1], "--print-ir") == 0;
+  if (argc == 2 && std::strcmp(argv[1], "--print-shipped-ir") == 0) {
+    try {
+      return printShippedIR();
+    } catch (const std::exception &error) {
+      std::fprintf(stderr, "%s\n", error.what());
+      return 1;
+    }
+  }
+  bool printIR = argc == 2 && std::strcmp(argv[1], "--print-ir") == 0;
+  if (argc > 1 && !printIR) {
+    std::string first = argv[1];
+    if (first == "--print-ir" || first == "--print-shipped-ir")
+      usageError(first + " takes no arguments");
+    usageError(first[0] == '-' ? "unknown option '" + first + "'"
+                               : "unexpected argument '" + first + "'");
+  }
   const int batch = 8, heads = 32, seq_len = 256, dim = 64;
   bool ok = true;
   try {

@@ -1,4 +1,10 @@
 //===- tl-opt.cpp - mlir-opt with the tl dialect and our passes -----------===//
+//
+// Crashes: MlirOptMain sets up llvm::InitLLVM (the stack and the program's
+// arguments on a fatal signal), and registerTLDialects makes the report name
+// the pass and pattern that were running (tl/Support/CrashHandler.h).
+//
+//===----------------------------------------------------------------------===//
 #include "tl/Dialect/TL/TLDialect.h"
 
 #include "mlir/IR/DialectRegistry.h"

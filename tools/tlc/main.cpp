@@ -17,6 +17,7 @@
 #include "tl/Compiler/GPUCompiler.h"
 #include "tl/Compiler/HostJIT.h"
 #include "tl/Compiler/Ptxas.h"
+#include "tl/Support/CrashHandler.h"
 #include "tl/dsl.h"
 #include "tl/runtime/KernelCache.h"
 
@@ -321,6 +322,7 @@ std::string signature(const tl::dsl::Program &program) {
 } // namespace
 
 int main(int argc, char **argv) {
+  tl::installCrashHandler(argc, argv);
   Options o = parse(argc, argv);
   try {
     if (o.input.ends_with(".mlir")) {

@@ -1,5 +1,6 @@
 //===- TLDialect.cpp - tl dialect, attributes, enums ----------------------===//
 #include "tl/Dialect/TL/TLDialect.h"
+#include "tl/Support/CrashHandler.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,6 +55,8 @@ MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, Type elementType,
 void registerTLDialects(DialectRegistry &registry) {
   registry.insert<TLDialect, arith::ArithDialect, math::MathDialect,
                   memref::MemRefDialect, scf::SCFDialect, func::FuncDialect>();
+  // Crash reports of every tool and of the library name the running pass.
+  registerCrashReportContext(registry);
 }
 
 } // namespace tl

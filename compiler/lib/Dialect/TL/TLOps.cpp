@@ -8,13 +8,44 @@
 //===----------------------------------------------------------------------===//
 #include "tl/Dialect/TL/TLDialect.h"
 
+#include "IndexMapRange.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
+
+namespace tl {
+
+/// Parses the body region of a kernel or loop, as `$body` in an assembly
+/// format would, but on failure first drops every use of the values defined
+/// in it. A generated parser owns the region until it succeeds and frees it
+/// as it returns failure; a value the body defined may already be used
+/// outside it, by a forward reference from the enclosing block, and that use
+/// would then point into freed memory (heap corruption on invalid input:
+/// fuzzer seed 2, mutant 5317). MLIR's parser does this cleanup for regions
+/// it holds itself (CleanupOpStateRegions), not for these.
+static ParseResult parseBody(OpAsmParser &parser, Region &body) {
+  if (failed(parser.parseRegion(body))) {
+    for (Block &block : body)
+      block.dropAllDefinedValueUses();
+    return failure();
+  }
+  if (body.empty())
+    body.emplaceBlock();
+  return success();
+}
+
+static void printBody(OpAsmPrinter &printer, Operation *, Region &body) {
+  printer.printRegion(body);
+}
+
+} // namespace tl
 
 #define GET_OP_CLASSES
 #include "tl/Dialect/TL/TLOps.cpp.inc"
@@ -44,6 +75,16 @@ std::string describeType(Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << type;
+  return text;
+}
+
+/// "%c0", "%arg1": a value as the printed IR names it.
+std::string describeValue(Value value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // assumeVerified: the printer would verify the function first, which runs
+  // the verifier that is asking.
+  value.printAsOperand(os, OpPrintingFlags().assumeVerified());
   return text;
 }
 
@@ -109,12 +150,117 @@ LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer,
   return success();
 }
 
+/// The most stages a tl.pipelined loop may ask for.
+constexpr int64_t kMaxPipelineStages = 16;
+
 SmallVector<int64_t> dropUnitExtents(ArrayRef<int64_t> sizes) {
   SmallVector<int64_t> kept;
   for (int64_t size : sizes)
     if (size != 1)
       kept.push_back(size);
   return kept;
+}
+
+//===----------------------------------------------------------------------===//
+// Where a kernel sits and what it sees
+//===----------------------------------------------------------------------===//
+//
+// Both lowerings turn the function that holds a kernel into that kernel: the
+// GPU lowering moves the kernel's body into a gpu.func with the function's
+// signature and drops the rest of the function; the CPU lowering splices the
+// body into the function's entry block. So a kernel sits directly in a
+// func.func, one per function, beside nothing but the return; the function's
+// arguments are its global tensors; and the only values the kernel takes
+// from outside are those arguments (anything else defined outside would be
+// dropped, or left behind in another function).
+
+/// The function's arguments are global tensors: memrefs of static, positive
+/// extents, row-major, without a memory space, of integers or floats.
+LogicalResult verifyKernelFunctionArguments(KernelOp kernel, func::FuncOp func) {
+  for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    bool tensor = type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+                  !type.getMemorySpace() && type.getElementType().isIntOrFloat() &&
+                  llvm::all_of(type.getShape(), [](int64_t extent) { return extent > 0; });
+    if (!tensor)
+      return kernel.emitOpError()
+             << "takes its global tensors from the arguments of @" << func.getSymName()
+             << ", but argument " << index << " has type " << arg.getType()
+             << " (a global tensor is a memref of static, positive extents with "
+                "the identity layout, no memory space and integer or float elements)";
+  }
+  return success();
+}
+
+/// Every value the kernel's body uses is defined inside the kernel or is an
+/// argument of its function.
+LogicalResult verifyKernelCaptures(KernelOp kernel) {
+  Region &body = kernel.getBody();
+  Block *arguments = &kernel->getParentRegion()->front();
+  WalkResult result = body.walk([&](Operation *user) {
+    for (Value value : user->getOperands()) {
+      // A null or unlinked operand (invalid IR the parser let through) is
+      // MLIR's to report, as its function's isolation check does.
+      if (!value || !value.getParentRegion())
+        continue;
+      if (body.isAncestor(value.getParentRegion()))
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(value); arg && arg.getOwner() == arguments)
+        continue;
+      InFlightDiagnostic diag =
+          user->emitOpError()
+          << "uses " << describeValue(value)
+          << ", which is defined outside its tl.kernel; a kernel uses only its own "
+             "values and its function's tensor arguments: define it inside the kernel";
+      diag.attachNote(value.getLoc()) << "defined here";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// The function holds the kernel and its return, nothing else.
+LogicalResult verifyKernelAlone(KernelOp kernel, func::FuncOp func) {
+  for (Operation &sibling : *kernel->getBlock()) {
+    if (&sibling == kernel.getOperation() || isa<func::ReturnOp>(sibling))
+      continue;
+    if (isa<KernelOp>(sibling)) {
+      Operation *second = kernel->isBeforeInBlock(&sibling) ? &sibling : kernel.getOperation();
+      return second->emitOpError()
+             << "is a second tl.kernel in @" << func.getSymName()
+             << "; a function holds one kernel";
+    }
+    return sibling.emitOpError()
+           << "is outside the tl.kernel of @" << func.getSymName()
+           << ", whose function holds the kernel and its return only; move it into "
+              "the kernel";
+  }
+  return success();
+}
+
+LogicalResult verifyKernelPlacement(KernelOp kernel) {
+  if (kernel->getParentOfType<KernelOp>())
+    return kernel.emitOpError("must not be nested inside another tl.kernel");
+  Operation *parent = kernel->getParentOp();
+  auto func = dyn_cast_or_null<func::FuncOp>(parent);
+  if (!func) {
+    InFlightDiagnostic diag = kernel.emitOpError()
+                              << "must be directly inside a func.func (the program's function)";
+    if (parent)
+      diag << ", not inside '" << parent->getName() << "'";
+    return diag;
+  }
+  if (func.getNumResults() != 0)
+    return kernel.emitOpError()
+           << "is in @" << func.getSymName() << ", which returns " << func.getNumResults()
+           << " value(s); a kernel's function returns nothing (outputs are "
+              "tensors marked tl.output)";
+  if (!llvm::hasSingleElement(func.getBody()))
+    return kernel.emitOpError()
+           << "is in @" << func.getSymName() << ", which has " << func.getBody().getBlocks().size()
+           << " blocks; a kernel's function is one block: the kernel and the return";
+  return success();
 }
 
 } // namespace
@@ -147,7 +293,16 @@ LogicalResult KernelOp::verify() {
   if (threads > 1024)
     return emitOpError() << "thread count " << threads
                          << " exceeds the 1024 threads of a block";
-  return verifyIndexArguments(*this, getBody(), grid.size(), "block indices");
+  if (failed(verifyIndexArguments(*this, getBody(), grid.size(), "block indices")))
+    return failure();
+  return verifyKernelPlacement(*this);
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  auto func = cast<func::FuncOp>((*this)->getParentOp()); // verify() checked
+  if (failed(verifyKernelCaptures(*this)) || failed(verifyKernelAlone(*this, func)))
+    return failure();
+  return verifyKernelFunctionArguments(*this, func);
 }
 
 void KernelOp::getAsmBlockArgumentNames(Region &region,
@@ -177,6 +332,14 @@ LogicalResult PipelinedOp::verify() {
   auto numStages = static_cast<int64_t>(getNumStages());
   if (numStages < 0)
     return emitOpError() << "num_stages must be >= 0, got " << numStages;
+  // Each stage is one more copy in flight and one more shared-memory copy of
+  // every tile the loop pipelines, and the GPU lowering unrolls its prologue
+  // once per stage: beyond a handful it only exhausts shared memory.
+  if (numStages > kMaxPipelineStages)
+    return emitOpError() << "num_stages " << numStages << " exceeds "
+                         << kMaxPipelineStages
+                         << " (each stage holds one more copy of every "
+                            "pipelined tile in shared memory)";
   if (failed(verifyInsideKernel(*this)))
     return failure();
   return verifyIndexArguments(*this, getBody(), 1, "loop index");
@@ -198,6 +361,10 @@ static LogicalResult verifyAlloc(AllocOp op) {
     return op.emitOpError() << "result must be in #tl.scope<"
                             << stringifyMemoryScope(AllocOp::kScope)
                             << ">, got " << describeType(type);
+  if (!type.getLayout().isIdentity())
+    return op.emitOpError() << "result must have the identity layout (a layout is "
+                               "set with tl.annotate_layout), got "
+                            << describeType(type);
   for (auto [d, extent] : llvm::enumerate(type.getShape()))
     if (extent <= 0)
       return op.emitOpError() << "zero-sized buffer: extent " << extent
@@ -207,7 +374,17 @@ static LogicalResult verifyAlloc(AllocOp op) {
   if (!element.isIntOrFloat())
     return op.emitOpError() << "element type must be an integer or float, got "
                             << element;
-  return verifyInsideKernel(op);
+  if (failed(verifyInsideKernel(op)))
+    return failure();
+  // A buffer lives as long as the thread block: the lowerings plan it once
+  // per kernel (a shared tile allocated inside a pipelined loop crashed the
+  // GPU lowering's multi-buffering: fuzzer seed 3, mutant 1762).
+  Operation *parent = op->getParentOp();
+  if (!isa<KernelOp>(parent))
+    return op.emitOpError() << "must be directly in the tl.kernel's body (a buffer "
+                               "lives as long as the thread block), not inside '"
+                            << parent->getName() << "'";
+  return success();
 }
 
 LogicalResult AllocSharedOp::verify() { return verifyAlloc(*this); }
@@ -235,16 +412,50 @@ LogicalResult AnnotateLayoutOp::verify() {
                          << type.getRank();
   if (map.getNumSymbols() != 0)
     return emitOpError("layout map must not use symbols");
-  if (map.getNumResults() != indexMap.getPhysicalShape().size())
+  ArrayRef<int64_t> physical = indexMap.getPhysicalShape();
+  if (map.getNumResults() != physical.size())
     return emitOpError() << "layout map has " << map.getNumResults()
                          << " results but its physical shape has rank "
-                         << indexMap.getPhysicalShape().size();
-  if (indexMap.getPhysicalSize() > type.getNumElements())
-    return emitOpError() << "layout maps into "
-                         << formatShape(indexMap.getPhysicalShape()) << " ("
-                         << indexMap.getPhysicalSize()
-                         << " elements) but the buffer holds "
+                         << physical.size();
+  if (physical.empty())
+    return emitOpError("layout's physical shape needs at least one dimension");
+  std::optional<int64_t> physicalSize = 1;
+  for (auto [d, extent] : llvm::enumerate(physical)) {
+    if (extent <= 0)
+      return emitOpError() << "layout's physical extent " << extent
+                           << " in dimension " << d << " must be positive";
+    physicalSize = llvm::checkedMul(*physicalSize, extent);
+    if (!physicalSize)
+      return emitOpError() << "layout's physical shape " << formatShape(physical)
+                           << " has more than 2^63 elements";
+  }
+  if (!type.hasStaticShape())
+    return emitOpError("an index-map layout needs a buffer of static shape");
+  if (*physicalSize > type.getNumElements())
+    return emitOpError() << "layout maps into " << formatShape(physical) << " ("
+                         << *physicalSize << " elements) but the buffer holds "
                          << type.getNumElements();
+  // Each result must stay inside its physical extent for every logical index:
+  // the lowerings access the physical index unchecked.
+  SmallVector<IndexRange> indices;
+  for (int64_t extent : type.getShape())
+    indices.push_back({0, extent - 1});
+  for (auto [r, result] : llvm::enumerate(map.getResults())) {
+    std::string problem;
+    FailureOr<IndexRange> range = boundIndexExpr(result, indices, problem);
+    if (failed(range))
+      return emitOpError() << "layout result " << r << ": " << problem;
+    if (range->min < 0 || range->max >= physical[r]) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << result;
+      return emitOpError() << "layout result " << r << " ('" << text << "') takes values in ["
+                           << range->min << ", " << range->max << "] over the buffer's indices "
+                           << formatShape(type.getShape()) << ", outside [0, "
+                           << physical[r] - 1 << "] of the physical shape "
+                           << formatShape(physical);
+    }
+  }
   return verifyInsideKernel(*this);
 }
 

@@ -11,17 +11,27 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Kernel and loops
 //===----------------------------------------------------------------------===//
 
+// The bodies of tl.kernel, tl.parallel and tl.pipelined print as `$body`
+// would, and parse through parseBody (TLOps.cpp), which cleans up after a
+// body that fails to parse.
+
 def TL_KernelOp : TL_Op<"kernel", [SingleBlock, NoTerminator,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "a kernel launched over a grid of thread blocks";
   let description = [{
     `grid` has one to three extents (x, y, z); the body's block arguments are
     the block indices, one per grid dimension. `threads` is the block size.
+    A kernel sits directly in a func.func, alone but for the return; the
+    function's arguments are its global tensors, and the only values the body
+    takes from outside the kernel.
   }];
   let arguments = (ins DenseI64ArrayAttr:$grid, I64Attr:$threads);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "`grid` $grid `threads` $threads attr-dict-with-keyword $body";
+  let assemblyFormat =
+      "`grid` $grid `threads` $threads attr-dict-with-keyword custom<Body>($body)";
   let hasVerifier = 1;
+  // What the body uses from outside, checked once the body itself verified.
+  let hasRegionVerifier = 1;
 }
 
 def TL_ParallelOp : TL_Op<"parallel", [SingleBlock, NoTerminator,
@@ -33,7 +43,7 @@ def TL_ParallelOp : TL_Op<"parallel", [SingleBlock, NoTerminator,
   }];
   let arguments = (ins DenseI64ArrayAttr:$extents);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$extents attr-dict-with-keyword $body";
+  let assemblyFormat = "$extents attr-dict-with-keyword custom<Body>($body)";
   let hasVerifier = 1;
 }
 
@@ -43,7 +53,7 @@ def TL_PipelinedOp : TL_Op<"pipelined", [SingleBlock, NoTerminator,
   let arguments = (ins Index:$start, Index:$end, I64Attr:$num_stages);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat =
-      "$start `to` $end `stages` $num_stages attr-dict-with-keyword $body";
+      "$start `to` $end `stages` $num_stages attr-dict-with-keyword custom<Body>($body)";
   let hasVerifier = 1;
 }
 
