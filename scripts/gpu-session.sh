@@ -6,8 +6,8 @@
 #   tests     every GPU test (tl-gpu-tests, the 200-shape sweep included)
 #                                                                -> tests.log
 #   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and
-#             [runtime] tests; memcheck and racecheck on 6 sweep shapes
-#             (seq_len <= 130)
+#             [runtime] tests; memcheck and racecheck on 4 sweep shapes
+#             (seq_len <= 100)
 #                                                                -> sanitize.log
 #   accuracy  tlc and SDPA's FlashAttention-2 on the same inputs with large
 #             logits (Q, K x 8), against fp64 (accuracy_peer.py) -> accuracy.jsonl
@@ -41,8 +41,8 @@ for part in "$@"; do
     done
     for tool in memcheck racecheck; do # awkward shapes (S = 1, primes, block +- 1)
       echo "--- $tool, sweep shapes" | tee -a "$out/sanitize.log"
-      TLC_SWEEP_COUNT=6 TLC_SWEEP_MAX_SEQ=130 compute-sanitizer --tool $tool \
-        ./bin/tl-gpu-tests "[sweep]" 2>&1 | grep -E "^sweep|SUMMARY|passed|failed" |
+      TLC_SWEEP_COUNT=4 TLC_SWEEP_MAX_SEQ=100 timeout 140 compute-sanitizer --tool $tool \
+        ./bin/tl-gpu-tests "[sweep]" 2>&1 | grep --line-buffered -E "^sweep|SUMMARY|passed|failed" |
         tee -a "$out/sanitize.log"
     done ;;
   accuracy)
