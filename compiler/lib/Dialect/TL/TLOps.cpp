@@ -142,9 +142,12 @@ LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer,
     std::optional<int64_t> offset = getConstantIntValue(offsets[d]);
     if (!offset)
       continue;
-    if (*offset < 0 || *offset >= dim || (onChip && *offset + sizes[d] > dim))
+    // (An on-chip extent is at most the buffer's, so the sum cannot overflow
+    // there; a global one may be anything.)
+    int64_t end = llvm::checkedAdd(*offset, sizes[d]).value_or(INT64_MAX);
+    if (*offset < 0 || *offset >= dim || (onChip && end > dim))
       return op->emitOpError() << side << " region [" << *offset << ", "
-                               << *offset + sizes[d] << ") in dimension " << d
+                               << end << ") in dimension " << d
                                << " lies outside the buffer's extent " << dim;
   }
   return success();
@@ -152,6 +155,45 @@ LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer,
 
 /// The most stages a tl.pipelined loop may ask for.
 constexpr int64_t kMaxPipelineStages = 16;
+
+// What the GPUs tlc targets give a kernel (sm_80, sm_90a): a grid of at most
+// 2^31 - 1 x 65535 x 65535 blocks; per block at most 227 KiB of shared
+// memory; per thread at most 512 KiB of local memory.
+constexpr int64_t kMaxGrid[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+constexpr int64_t kMaxLocalBytesPerThread = 512 * 1024;
+
+/// The most elements a tile op covers: its loops and offsets are computed in
+/// 32-bit arithmetic on the GPU. (A parallel loop of 2^62 x 4 iterations
+/// lowered to a loop of 16.)
+constexpr int64_t kMaxTileElements = (int64_t(1) << 31) - 1;
+
+/// The product of `extents`, or nothing where it overflows 64 bits.
+std::optional<int64_t> product(ArrayRef<int64_t> extents) {
+  std::optional<int64_t> result = 1;
+  for (int64_t extent : extents)
+    if (!(result = llvm::checkedMul(*result, extent)))
+      return std::nullopt;
+  return result;
+}
+
+/// Bytes of a buffer of static shape, or nothing where that overflows.
+std::optional<int64_t> bufferBytes(MemRefType type) {
+  std::optional<int64_t> elements = product(type.getShape());
+  if (!elements)
+    return std::nullopt;
+  int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+  return llvm::checkedMul(*elements, elementBytes);
+}
+
+/// A tile op's extents cover at most kMaxTileElements elements.
+LogicalResult verifyTileElements(Operation *op, StringRef what, ArrayRef<int64_t> extents) {
+  std::optional<int64_t> elements = product(extents);
+  if (elements && *elements <= kMaxTileElements)
+    return success();
+  return op->emitOpError() << what << " " << formatShape(extents) << " covers more than "
+                           << kMaxTileElements << " (2^31 - 1) elements";
+}
 
 SmallVector<int64_t> dropUnitExtents(ArrayRef<int64_t> sizes) {
   SmallVector<int64_t> kept;
@@ -188,6 +230,9 @@ LogicalResult verifyKernelFunctionArguments(KernelOp kernel, func::FuncOp func) 
              << ", but argument " << index << " has type " << arg.getType()
              << " (a global tensor is a memref of static, positive extents with "
                 "the identity layout, no memory space and integer or float elements)";
+    if (!bufferBytes(type))
+      return kernel.emitOpError() << "argument " << index << " of @" << func.getSymName()
+                                  << " (" << arg.getType() << ") holds more than 2^63 bytes";
   }
   return success();
 }
@@ -274,10 +319,14 @@ LogicalResult KernelOp::verify() {
   if (grid.empty() || grid.size() > 3)
     return emitOpError() << "grid must have 1 to 3 dimensions, got "
                          << grid.size();
-  for (auto [d, extent] : llvm::enumerate(grid))
+  for (auto [d, extent] : llvm::enumerate(grid)) {
     if (extent <= 0)
       return emitOpError() << "grid extent " << extent << " in dimension " << d
                            << " must be positive";
+    if (extent > kMaxGrid[d])
+      return emitOpError() << "grid extent " << extent << " in dimension " << d
+                           << " exceeds the GPU's " << kMaxGrid[d];
+  }
   int64_t threads = getThreads();
   if (threads <= 0 || threads % 32 != 0)
     return emitOpError() << "thread count " << threads
@@ -310,7 +359,8 @@ LogicalResult ParallelOp::verify() {
     if (extent <= 0)
       return emitOpError() << "extent " << extent << " in dimension " << d
                            << " must be positive";
-  if (failed(verifyInsideKernel(*this)))
+  if (failed(verifyTileElements(*this, "the loop nest", extents)) ||
+      failed(verifyInsideKernel(*this)))
     return failure();
   return verifyIndexArguments(*this, getBody(), extents.size(), "loop indices");
 }
@@ -372,11 +422,35 @@ static LogicalResult verifyAlloc(AllocOp op) {
   // per kernel (a shared tile allocated inside a pipelined loop crashed the
   // GPU lowering's multi-buffering: fuzzer seed 3, mutant 1762).
   Operation *parent = op->getParentOp();
-  if (!isa<KernelOp>(parent))
+  auto kernel = dyn_cast<KernelOp>(parent);
+  if (!kernel)
     return op.emitOpError() << "must be directly in the tl.kernel's body (a buffer "
                                "lives as long as the thread block), not inside '"
                             << parent->getName() << "'";
-  return success();
+  // What the GPU has room for (a shared tile of 2^63 bytes planned to 0).
+  int64_t threads = std::max<int64_t>(kernel.getThreads(), 1);
+  int64_t limit = AllocOp::kScope == MemoryScope::shared ? kMaxSharedBytes
+                  : AllocOp::kScope == MemoryScope::local
+                      ? kMaxLocalBytesPerThread
+                      : kMaxLocalBytesPerThread * threads;
+  std::optional<int64_t> bytes = bufferBytes(type);
+  if (bytes && *bytes <= limit)
+    return success();
+  InFlightDiagnostic diag = op.emitOpError() << "buffer " << formatShape(type.getShape())
+                                             << " x " << element << " takes ";
+  if (bytes)
+    diag << *bytes << " bytes";
+  else
+    diag << "more than 2^63 bytes";
+  switch (AllocOp::kScope) {
+  case MemoryScope::shared:
+    return diag << ", more than the " << limit << " (227 KiB) a thread block can have";
+  case MemoryScope::local:
+    return diag << ", more than the " << limit << " (512 KiB) of local memory of a thread";
+  default:
+    return diag << ", more than its " << threads
+                << " threads can hold even in local memory (512 KiB each)";
+  }
 }
 
 LogicalResult AllocSharedOp::verify() { return verifyAlloc(*this); }
@@ -466,6 +540,8 @@ LogicalResult CopyOp::verify() {
                          << formatShape(getSrcSizes())
                          << " vs destination region "
                          << formatShape(getDstSizes());
+  if (failed(verifyTileElements(*this, "the region", getSrcSizes())))
+    return failure();
   Type srcElement = bufferType(getSrc()).getElementType();
   Type dstElement = bufferType(getDst()).getElementType();
   if (srcElement != dstElement &&
