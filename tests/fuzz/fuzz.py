@@ -101,7 +101,9 @@ SHAPE_RE = re.compile(r"memref<((?:(?:\d+|\?)x)*)([a-z][a-zA-Z0-9]*)")
 LIST_RE = re.compile(r"\[((?:-?\d+)(?:, -?\d+)*)\]")
 ELEMENT_TYPES = ["f16", "f32", "bf16", "f64", "i1", "i8", "i32", "i64", "index",
                  "f8E4M3FN", "tf32"]
-ELEMENT_RE = re.compile(r"\b(f16|f32|bf16|f64|i1|i8|i16|i32|i64|index)\b")
+# An element type alone or at the end of a shape (`64x64xf16`).
+ELEMENT_WORD = r"(?:(?<=[\d?]x)|(?<![\w]))({})(?![\w])"
+ELEMENT_RE = re.compile(ELEMENT_WORD.format("f16|f32|bf16|f64|i1|i8|i16|i32|i64|index"))
 SSA_DEF_RE = re.compile(r"^\s*(%[\w.$-]+)(?::\d+)? =")
 SSA_USE_RE = re.compile(r"%[\w.$-]+")
 DIVISOR_RE = re.compile(r"\b(floordiv|ceildiv|mod) (-?\d+)")
@@ -185,7 +187,7 @@ def mutate_element_type(rng, lines):
     new = rng.choice([t for t in ELEMENT_TYPES if t != m.group(1)])
     if rng.random() < 0.5:
         # Every `memref<...xT` of this element type, consistently.
-        pattern = re.compile(r"(memref<(?:(?:\d+|\?)x)*)" + re.escape(m.group(1)) + r"\b")
+        pattern = re.compile(r"(memref<(?:(?:\d+|\?)x)*)" + re.escape(m.group(1)) + r"(?![\w])")
         return [pattern.sub(lambda mm: mm.group(1) + new, line) for line in lines]
     lines[i] = lines[i][:m.start()] + new + lines[i][m.end():]
     return lines
@@ -446,12 +448,61 @@ def mutate_gemm_flags(rng, lines):
     return lines
 
 
+def mutate_global_number(rng, lines):
+    """Changes one number everywhere it stands alone: in shapes, extents,
+    constants, grids. Tile sizes change together, so the program often stays
+    valid and the lowerings see new sizes."""
+    text = "\n".join(lines)
+    numbers = sorted({int(m.group(0)) for m in INT_RE.finditer(text) if int(m.group(0)) > 1}
+                     | {int(d) for d in re.findall(r"(?<=[<x])(\d+)(?=x)", text)})
+    if not numbers:
+        return None
+    old = rng.choice(numbers)
+    new = rng.choice([old // 2, old * 2, old + 1, old - 1, 1, 8, 16, 48, 96, old * 4, old // 4])
+    if new == old or new < 0:
+        return None
+    text = re.sub(r"(?<=[<x])" + str(old) + r"(?=x)", str(new), text)
+    text = re.sub(r"(?<![\w%#.@^+-])" + str(old) + r"(?![\w.])", str(new), text)
+    return text.splitlines()
+
+
+def mutate_global_element_type(rng, lines):
+    """Replaces an element type everywhere (types of buffers, constants and
+    arithmetic alike)."""
+    text = "\n".join(lines)
+    present = sorted(set(ELEMENT_RE.findall(text)) - {"index"})
+    if not present:
+        return None
+    old = rng.choice(present)
+    new = rng.choice([t for t in ["f16", "bf16", "f32", "f64", "i8", "i32", "f8E4M3FN"] if t != old])
+    return re.sub(ELEMENT_WORD.format(old), new, text).splitlines()
+
+
+def mutate_threads(rng, lines):
+    """A valid but different block size or grid."""
+    spots = [i for i in code_lines(lines) if "tl.kernel grid" in lines[i]]
+    if not spots:
+        return None
+    i = spots[0]
+    if rng.random() < 0.6:
+        lines[i] = re.sub(r"threads \d+", f"threads {rng.choice([32, 64, 96, 128, 160, 256, 512, 1024])}",
+                          lines[i])
+    else:
+        m = LIST_RE.search(lines[i])
+        if not m:
+            return None
+        items = [str(rng.choice([1, 2, 3, 7, 64, 65535])) for _ in m.group(1).split(", ")]
+        lines[i] = lines[i][:m.start()] + "[" + ", ".join(items) + "]" + lines[i][m.end():]
+    return lines
+
+
 MUTATIONS = [
     (mutate_int, 6), (mutate_shape, 4), (mutate_list, 4), (mutate_element_type, 3),
     (mutate_swap_operands, 2), (mutate_replace_operand, 2), (mutate_delete_line, 2),
     (mutate_duplicate_line, 1), (mutate_move_line, 3), (mutate_swap_lines, 1),
     (mutate_wrap_region, 2), (mutate_divisor, 3), (mutate_insert_layout, 3),
-    (mutate_attribute, 4), (mutate_gemm_flags, 1),
+    (mutate_attribute, 4), (mutate_gemm_flags, 1), (mutate_global_number, 5),
+    (mutate_global_element_type, 2), (mutate_threads, 2),
 ]
 
 

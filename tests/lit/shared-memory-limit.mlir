@@ -2,14 +2,17 @@
 // Shared memory past the target's limit is an error at the alloc_shared whose
 // tile the limit cuts (the pass option the compiler sets from the target).
 
-func.func @too_big(%A: memref<300x512xf16>, %B: memref<300x512xf16> {tl.output}) {
+func.func @too_big(%A: memref<150x512xf16>, %B: memref<150x512xf16> {tl.output}) {
   tl.kernel grid [1] threads 128 {
   ^bb0(%bx: index):
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{the kernel needs 307200 bytes (300.0 KiB) of shared memory, more than the 232448 (227.0 KiB) a block has on sm_90a: this 300x512xf16 tile takes bytes [0, 307200)}}
-    %a = tl.alloc_shared : memref<300x512xf16, #tl.scope<shared>>
-    tl.copy %A[%c0, %c0] [300, 512] to %a[%c0, %c0] [300, 512] : memref<300x512xf16> to memref<300x512xf16, #tl.scope<shared>>
-    tl.copy %a[%c0, %c0] [300, 512] to %B[%c0, %c0] [300, 512] : memref<300x512xf16, #tl.scope<shared>> to memref<300x512xf16>
+    %a = tl.alloc_shared : memref<150x512xf16, #tl.scope<shared>>
+    // expected-error @+1 {{the kernel needs 307200 bytes (300.0 KiB) of shared memory, more than the 232448 (227.0 KiB) a block has on sm_90a: this 150x512xf16 tile takes bytes [153600, 307200)}}
+    %b = tl.alloc_shared : memref<150x512xf16, #tl.scope<shared>>
+    tl.copy %A[%c0, %c0] [150, 512] to %a[%c0, %c0] [150, 512] : memref<150x512xf16> to memref<150x512xf16, #tl.scope<shared>>
+    tl.copy %A[%c0, %c0] [150, 512] to %b[%c0, %c0] [150, 512] : memref<150x512xf16> to memref<150x512xf16, #tl.scope<shared>>
+    tl.copy %a[%c0, %c0] [150, 512] to %B[%c0, %c0] [150, 512] : memref<150x512xf16, #tl.scope<shared>> to memref<150x512xf16>
+    tl.copy %b[%c0, %c0] [150, 512] to %B[%c0, %c0] [150, 512] : memref<150x512xf16, #tl.scope<shared>> to memref<150x512xf16>
   }
   return
 }

@@ -237,11 +237,17 @@ long long parseValue(const std::string &name, const std::string &text) {
 
 void write(const std::string &text, const Options &o) {
   if (o.output.empty() || o.output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
+        std::fflush(stdout) != 0)
+      fail("cannot write to standard output");
     return;
   }
   std::ofstream out(o.output, std::ios::binary);
-  if (!(out << text))
+  if (!out)
+    fail("cannot open '" + o.output + "' for writing");
+  out << text;
+  out.close(); // a full disk shows when the buffer is flushed
+  if (!out)
     fail("cannot write '" + o.output + "'");
 }
 

@@ -9,6 +9,7 @@
 #include "tl/Dialect/TL/TLDialect.h"
 
 #include "IndexMapRange.h"
+#include "KernelPlacement.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -17,6 +18,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -78,15 +81,6 @@ std::string describeType(Type type) {
   return text;
 }
 
-/// "%c0", "%arg1": a value as the printed IR names it.
-std::string describeValue(Value value) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  // assumeVerified: the printer would verify the function first, which runs
-  // the verifier that is asking.
-  value.printAsOperand(os, OpPrintingFlags().assumeVerified());
-  return text;
-}
 
 LogicalResult verifyInsideKernel(Operation *op) {
   if (op->getParentOfType<KernelOp>())
@@ -142,9 +136,12 @@ LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer,
     std::optional<int64_t> offset = getConstantIntValue(offsets[d]);
     if (!offset)
       continue;
-    if (*offset < 0 || *offset >= dim || (onChip && *offset + sizes[d] > dim))
+    // (An on-chip extent is at most the buffer's, so the sum cannot overflow
+    // there; a global one may be anything.)
+    int64_t end = llvm::checkedAdd(*offset, sizes[d]).value_or(INT64_MAX);
+    if (*offset < 0 || *offset >= dim || (onChip && end > dim))
       return op->emitOpError() << side << " region [" << *offset << ", "
-                               << *offset + sizes[d] << ") in dimension " << d
+                               << end << ") in dimension " << d
                                << " lies outside the buffer's extent " << dim;
   }
   return success();
@@ -153,114 +150,51 @@ LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer,
 /// The most stages a tl.pipelined loop may ask for.
 constexpr int64_t kMaxPipelineStages = 16;
 
+// What the GPUs tlc targets give a kernel (sm_80, sm_90a): a grid of at most
+// 2^31 - 1 x 65535 x 65535 blocks; per block at most 227 KiB of shared
+// memory; per thread at most 512 KiB of local memory.
+constexpr int64_t kMaxGrid[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+constexpr int64_t kMaxLocalBytesPerThread = 512 * 1024;
+
+/// The most elements a tile op covers: its loops and offsets are computed in
+/// 32-bit arithmetic on the GPU. (A parallel loop of 2^62 x 4 iterations
+/// lowered to a loop of 16.)
+constexpr int64_t kMaxTileElements = (int64_t(1) << 31) - 1;
+
+/// The product of `extents`, or nothing where it overflows 64 bits.
+std::optional<int64_t> product(ArrayRef<int64_t> extents) {
+  std::optional<int64_t> result = 1;
+  for (int64_t extent : extents)
+    if (!(result = llvm::checkedMul(*result, extent)))
+      return std::nullopt;
+  return result;
+}
+
+/// Bytes of a buffer of static shape, or nothing where that overflows.
+std::optional<int64_t> bufferBytes(MemRefType type) {
+  std::optional<int64_t> elements = product(type.getShape());
+  if (!elements)
+    return std::nullopt;
+  int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+  return llvm::checkedMul(*elements, elementBytes);
+}
+
+/// A tile op's extents cover at most kMaxTileElements elements.
+LogicalResult verifyTileElements(Operation *op, StringRef what, ArrayRef<int64_t> extents) {
+  std::optional<int64_t> elements = product(extents);
+  if (elements && *elements <= kMaxTileElements)
+    return success();
+  return op->emitOpError() << what << " " << formatShape(extents) << " covers more than "
+                           << kMaxTileElements << " (2^31 - 1) elements";
+}
+
 SmallVector<int64_t> dropUnitExtents(ArrayRef<int64_t> sizes) {
   SmallVector<int64_t> kept;
   for (int64_t size : sizes)
     if (size != 1)
       kept.push_back(size);
   return kept;
-}
-
-//===----------------------------------------------------------------------===//
-// Where a kernel sits and what it sees
-//===----------------------------------------------------------------------===//
-//
-// Both lowerings turn the function that holds a kernel into that kernel: the
-// GPU lowering moves the kernel's body into a gpu.func with the function's
-// signature and drops the rest of the function; the CPU lowering splices the
-// body into the function's entry block. So a kernel sits directly in a
-// func.func, one per function, beside nothing but the return; the function's
-// arguments are its global tensors; and the only values the kernel takes
-// from outside are those arguments (anything else defined outside would be
-// dropped, or left behind in another function).
-
-/// The function's arguments are global tensors: memrefs of static, positive
-/// extents, row-major, without a memory space, of integers or floats.
-LogicalResult verifyKernelFunctionArguments(KernelOp kernel, func::FuncOp func) {
-  for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
-    auto type = dyn_cast<MemRefType>(arg.getType());
-    bool tensor = type && type.hasStaticShape() && type.getLayout().isIdentity() &&
-                  !type.getMemorySpace() && type.getElementType().isIntOrFloat() &&
-                  llvm::all_of(type.getShape(), [](int64_t extent) { return extent > 0; });
-    if (!tensor)
-      return kernel.emitOpError()
-             << "takes its global tensors from the arguments of @" << func.getSymName()
-             << ", but argument " << index << " has type " << arg.getType()
-             << " (a global tensor is a memref of static, positive extents with "
-                "the identity layout, no memory space and integer or float elements)";
-  }
-  return success();
-}
-
-/// Every value the kernel's body uses is defined inside the kernel or is an
-/// argument of its function.
-LogicalResult verifyKernelCaptures(KernelOp kernel) {
-  Region &body = kernel.getBody();
-  Block *arguments = &kernel->getParentRegion()->front();
-  WalkResult result = body.walk([&](Operation *user) {
-    for (Value value : user->getOperands()) {
-      // A null or unlinked operand (invalid IR the parser let through) is
-      // MLIR's to report, as its function's isolation check does.
-      if (!value || !value.getParentRegion())
-        continue;
-      if (body.isAncestor(value.getParentRegion()))
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(value); arg && arg.getOwner() == arguments)
-        continue;
-      InFlightDiagnostic diag =
-          user->emitOpError()
-          << "uses " << describeValue(value)
-          << ", which is defined outside its tl.kernel; a kernel uses only its own "
-             "values and its function's tensor arguments: define it inside the kernel";
-      diag.attachNote(value.getLoc()) << "defined here";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
-/// The function holds the kernel and its return, nothing else.
-LogicalResult verifyKernelAlone(KernelOp kernel, func::FuncOp func) {
-  for (Operation &sibling : *kernel->getBlock()) {
-    if (&sibling == kernel.getOperation() || isa<func::ReturnOp>(sibling))
-      continue;
-    if (isa<KernelOp>(sibling)) {
-      Operation *second = kernel->isBeforeInBlock(&sibling) ? &sibling : kernel.getOperation();
-      return second->emitOpError()
-             << "is a second tl.kernel in @" << func.getSymName()
-             << "; a function holds one kernel";
-    }
-    return sibling.emitOpError()
-           << "is outside the tl.kernel of @" << func.getSymName()
-           << ", whose function holds the kernel and its return only; move it into "
-              "the kernel";
-  }
-  return success();
-}
-
-LogicalResult verifyKernelPlacement(KernelOp kernel) {
-  if (kernel->getParentOfType<KernelOp>())
-    return kernel.emitOpError("must not be nested inside another tl.kernel");
-  Operation *parent = kernel->getParentOp();
-  auto func = dyn_cast_or_null<func::FuncOp>(parent);
-  if (!func) {
-    InFlightDiagnostic diag = kernel.emitOpError()
-                              << "must be directly inside a func.func (the program's function)";
-    if (parent)
-      diag << ", not inside '" << parent->getName() << "'";
-    return diag;
-  }
-  if (func.getNumResults() != 0)
-    return kernel.emitOpError()
-           << "is in @" << func.getSymName() << ", which returns " << func.getNumResults()
-           << " value(s); a kernel's function returns nothing (outputs are "
-              "tensors marked tl.output)";
-  if (!llvm::hasSingleElement(func.getBody()))
-    return kernel.emitOpError()
-           << "is in @" << func.getSymName() << ", which has " << func.getBody().getBlocks().size()
-           << " blocks; a kernel's function is one block: the kernel and the return";
-  return success();
 }
 
 } // namespace
@@ -274,16 +208,14 @@ LogicalResult KernelOp::verify() {
   if (grid.empty() || grid.size() > 3)
     return emitOpError() << "grid must have 1 to 3 dimensions, got "
                          << grid.size();
-  // What a CUDA launch allows on every architecture since sm_30.
-  const int64_t maxGrid[3] = {(int64_t{1} << 31) - 1, 65535, 65535};
   const char *axis[3] = {"x", "y", "z"};
   for (auto [d, extent] : llvm::enumerate(grid)) {
     if (extent <= 0)
       return emitOpError() << "grid extent " << extent << " in dimension " << d
                            << " must be positive";
-    if (extent > maxGrid[d])
+    if (extent > kMaxGrid[d])
       return emitOpError() << "grid extent " << extent << " in dimension " << d
-                           << " (" << axis[d] << ") exceeds the " << maxGrid[d]
+                           << " (" << axis[d] << ") exceeds the " << kMaxGrid[d]
                            << " blocks a GPU launch allows there";
   }
   int64_t threads = getThreads();
@@ -298,12 +230,7 @@ LogicalResult KernelOp::verify() {
   return verifyKernelPlacement(*this);
 }
 
-LogicalResult KernelOp::verifyRegions() {
-  auto func = cast<func::FuncOp>((*this)->getParentOp()); // verify() checked
-  if (failed(verifyKernelCaptures(*this)) || failed(verifyKernelAlone(*this, func)))
-    return failure();
-  return verifyKernelFunctionArguments(*this, func);
-}
+LogicalResult KernelOp::verifyRegions() { return verifyKernelSurroundings(*this); }
 
 void KernelOp::getAsmBlockArgumentNames(Region &region,
                                         OpAsmSetValueNameFn setNameFn) {
@@ -318,7 +245,8 @@ LogicalResult ParallelOp::verify() {
     if (extent <= 0)
       return emitOpError() << "extent " << extent << " in dimension " << d
                            << " must be positive";
-  if (failed(verifyInsideKernel(*this)))
+  if (failed(verifyTileElements(*this, "the loop nest", extents)) ||
+      failed(verifyInsideKernel(*this)))
     return failure();
   return verifyIndexArguments(*this, getBody(), extents.size(), "loop indices");
 }
@@ -380,11 +308,37 @@ static LogicalResult verifyAlloc(AllocOp op) {
   // per kernel (a shared tile allocated inside a pipelined loop crashed the
   // GPU lowering's multi-buffering: fuzzer seed 3, mutant 1762).
   Operation *parent = op->getParentOp();
-  if (!isa<KernelOp>(parent))
+  auto kernel = dyn_cast<KernelOp>(parent);
+  if (!kernel)
     return op.emitOpError() << "must be directly in the tl.kernel's body (a buffer "
                                "lives as long as the thread block), not inside '"
                             << parent->getName() << "'";
-  return success();
+  // What the GPU has room for (a shared tile of 2^63 bytes planned to 0).
+  // (The kernel's own verifier bounds its thread count; the eDSL verifies a
+  // buffer before its kernel.)
+  int64_t threads = std::clamp<int64_t>(kernel.getThreads(), 1, 1024);
+  int64_t limit = AllocOp::kScope == MemoryScope::shared ? kMaxSharedBytes
+                  : AllocOp::kScope == MemoryScope::local
+                      ? kMaxLocalBytesPerThread
+                      : kMaxLocalBytesPerThread * threads;
+  std::optional<int64_t> bytes = bufferBytes(type);
+  if (bytes && *bytes <= limit)
+    return success();
+  InFlightDiagnostic diag = op.emitOpError() << "buffer " << formatShape(type.getShape())
+                                             << " x " << element << " takes ";
+  if (bytes)
+    diag << *bytes << " bytes";
+  else
+    diag << "more than 2^63 bytes";
+  switch (AllocOp::kScope) {
+  case MemoryScope::shared:
+    return diag << ", more than the " << limit << " (227 KiB) a thread block can have";
+  case MemoryScope::local:
+    return diag << ", more than the " << limit << " (512 KiB) of local memory of a thread";
+  default:
+    return diag << ", more than its " << threads
+                << " threads can hold even in local memory (512 KiB each)";
+  }
 }
 
 LogicalResult AllocSharedOp::verify() { return verifyAlloc(*this); }
@@ -474,6 +428,8 @@ LogicalResult CopyOp::verify() {
                          << formatShape(getSrcSizes())
                          << " vs destination region "
                          << formatShape(getDstSizes());
+  if (failed(verifyTileElements(*this, "the region", getSrcSizes())))
+    return failure();
   Type srcElement = bufferType(getSrc()).getElementType();
   Type dstElement = bufferType(getDst()).getElementType();
   if (srcElement != dstElement &&
