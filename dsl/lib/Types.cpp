@@ -21,6 +21,14 @@ const char *toString(DType type) {
   return "?";
 }
 
+std::optional<DType> parseDType(std::string_view name) {
+  for (DType type : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i1, DType::i8,
+                     DType::i16, DType::i32, DType::i64, DType::index})
+    if (name == toString(type))
+      return type;
+  return std::nullopt;
+}
+
 bool isFloat(DType type) {
   return type == DType::f16 || type == DType::bf16 || type == DType::f32 ||
          type == DType::f64;

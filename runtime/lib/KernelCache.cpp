@@ -1,6 +1,8 @@
 // The on-disk GPU kernel cache: keys, the entry format, atomic writes.
 #include "tl/runtime/KernelCache.h"
 
+#include "tl/CompilerFingerprint.h"
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -17,9 +19,11 @@ namespace fs = std::filesystem;
 namespace tl::runtime {
 namespace {
 
-/// Bumped whenever the compiler's output for the same IR may change.
-constexpr const char *kCompilerVersion = "tlc-0.1.0-gpu11";
-constexpr const char *kMagic = "tlc-kernel-cache-v2";
+/// Changes whenever the compiler's output for the same IR may: a hash of the
+/// compiler's sources and the LLVM it links (compiler/CMakeLists.txt writes
+/// it at build time), so an entry cannot outlive the code that made it.
+constexpr const char *kCompilerVersion = TL_COMPILER_FINGERPRINT;
+constexpr const char *kMagic = "tlc-kernel-cache-v3"; // v3: dtypes by name
 /// The cubin field of an entry whose PTX ptxas failed to assemble.
 constexpr const char *kNoCubin = "tlc: ptxas failed";
 
@@ -71,7 +75,7 @@ std::string serialize(const GPUBinary &b) {
       shape << s << ' ';
     putField(out, p.name);
     putField(out, shape.str());
-    putField(out, std::to_string(static_cast<int>(p.dtype)));
+    putField(out, dsl::toString(p.dtype)); // by name: the enum's order may change
     putField(out, p.output ? "1" : "0");
   }
   putField(out, b.ptx);
@@ -105,7 +109,10 @@ std::optional<GPUBinary> deserialize(const std::string &payload) {
         !getField(in, output))
       return std::nullopt;
     p.shape = numbers(shape);
-    p.dtype = static_cast<dsl::DType>(std::atoi(dtype.c_str()));
+    std::optional<dsl::DType> type = dsl::parseDType(dtype);
+    if (!type)
+      return std::nullopt;
+    p.dtype = *type;
     p.output = output == "1";
     b.params.push_back(std::move(p));
   }

@@ -178,7 +178,7 @@ std::string header(const tl::GPUBinary &b, const std::string &source) {
     h << "        {" << quoted(p.name) << ", {";
     for (std::size_t i = 0; i < p.shape.size(); ++i)
       h << (i ? ", " : "") << p.shape[i];
-    h << "}, static_cast<tl::dsl::DType>(" << static_cast<int>(p.dtype) << "), "
+    h << "}, tl::dsl::DType::" << tl::dsl::toString(p.dtype) << ", "
       << (p.output ? "true" : "false") << "},\n";
   }
   h << "    };\n    b.ptx = R\"tlc_ptx(" << b.ptx << ")tlc_ptx\";\n";

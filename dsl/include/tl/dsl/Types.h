@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <source_location>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tl::dsl {
 
@@ -19,8 +21,10 @@ inline constexpr DType boolean = DType::i1;
 inline constexpr DType i8 = DType::i8, i16 = DType::i16, i32 = DType::i32;
 inline constexpr DType i64 = DType::i64, index = DType::index;
 
-/// "f16", "f32", ... as in the IR.
+/// "f16", "f32", ... as in the IR (and as the enumerators are named).
 const char *toString(DType type);
+/// The DType toString names `name`, or nullopt.
+std::optional<DType> parseDType(std::string_view name);
 bool isFloat(DType type);
 /// Bytes per element (index counts as 8).
 int byteWidth(DType type);
