@@ -674,7 +674,8 @@ def main():
           f"passed the verifier and were lowered) in {elapsed:.0f} s over {len(corpus)} corpus "
           f"programs: {len(failures)} failure(s)")
     for index, _ in sorted(failures):
-        print(f"  rerun: {sys.argv[0]} --bin {args.bin} --seed {args.seed} --only {index}")
+        print(f"  rerun: {sys.argv[0]} --bin {args.bin} --source {args.source} "
+              f"--seed {args.seed} --only {index}")
     return 1 if failures else 0
 
 
