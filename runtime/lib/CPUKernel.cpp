@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <pthread.h>
+#include <stdexcept>
 #include <thread>
 
 namespace tl::runtime {
@@ -73,12 +76,35 @@ void CPUKernel::run(const std::vector<HostTensor *> &args) const {
   };
   unsigned workers = workers_ ? workers_ : std::max(1u, std::thread::hardware_concurrency());
   workers = static_cast<unsigned>(std::min<std::int64_t>(workers, blocks));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < workers; ++t)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread &thread : pool)
-    thread.join();
+  // A block keeps its on-chip buffers (whole tiles) on its thread's stack:
+  // every worker gets a stack that holds them, whatever the caller's is.
+  std::size_t stack = std::max<std::size_t>(8u << 20, executable_->onChipBytes() + (4u << 20));
+  runOnThreads(workers, stack, std::function<void()>(worker));
+}
+
+void CPUKernel::runOnThreads(unsigned count, std::size_t stackBytes,
+                             const std::function<void()> &work) const {
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, stackBytes);
+  auto trampoline = [](void *work) -> void * {
+    (*static_cast<const std::function<void()> *>(work))();
+    return nullptr;
+  };
+  std::vector<pthread_t> threads;
+  for (unsigned t = 0; t < count; ++t) {
+    pthread_t thread;
+    if (pthread_create(&thread, &attributes, trampoline,
+                       const_cast<std::function<void()> *>(&work)) != 0)
+      break; // the threads started so far do the work
+    threads.push_back(thread);
+  }
+  pthread_attr_destroy(&attributes);
+  if (threads.empty())
+    throw std::runtime_error(name() + ": cannot start a thread with a " +
+                             std::to_string(stackBytes >> 20) + " MiB stack for its blocks");
+  for (pthread_t thread : threads)
+    pthread_join(thread, nullptr);
 }
 
 } // namespace tl::runtime

@@ -126,3 +126,23 @@ func.func @scale(%X: memref<128x64xf16> {tl.name = "X"},
   CHECK_THROWS_WITH(Program::parse("func.func @f() {\n  tl.nope\n}", "bad.mlir"),
                     Catch::Matchers::StartsWith("bad.mlir:2:"));
 }
+
+TEST_CASE("on-chip buffers larger than a thread's default stack", "[ops]") {
+  // A 4096 x 1024 f32 fragment is 16 MiB on the CPU backend (whole tiles on
+  // the block's stack), twice a default thread stack; the verifier allows it
+  // (16 KiB a thread at 1024 threads). Each worker gets a stack that holds it.
+  const int R = 4096, C = 1024;
+  Program p("big_fragment");
+  Buffer Y = p.output("Y", {2, C}, f32);
+  p.kernel({2}, 1024, [&](Expr bx) {
+    Buffer acc = alloc_fragment({R, C}, f32);
+    Buffer sums = alloc_fragment({C}, f32);
+    parallel({R, C}, [&](Expr i, Expr j) { acc(i, j) = cast(i + j + bx, f32); });
+    reduce_sum(acc, sums, /*dim=*/0);
+    copy(sums, Y(bx, all));
+  });
+  std::vector<HostTensor> out = CPUKernel(p)({});
+  for (int b = 0; b < 2; ++b)
+    for (int j : {0, 1, 1023}) // sum over i of (i + j + b)
+      CHECK(out[0].at(b * C + j) == float(double(R) * (R - 1) / 2 + double(R) * (j + b)));
+}

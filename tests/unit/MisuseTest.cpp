@@ -363,3 +363,19 @@ TEST_CASE("grid extents past a launch's", "[misuse]") {
     line = __LINE__; p.kernel({std::int64_t{1} << 31}, 128, [&](Expr) {});
   }, line, "grid extent 2147483648 in dimension 0 (x) exceeds the 2147483647", kFile);
 }
+
+TEST_CASE("a GPU target the code generator does not serve", "[misuse]") {
+  Program p("t");
+  Buffer Y = p.output("Y", {128}, f32);
+  p.kernel({1}, 128, [&](Expr) {
+    Buffer x = alloc_fragment({128}, f32);
+    fill(x, 1);
+    copy(x, Y(all));
+  });
+  for (const char *arch : {"sm_75", "sm_70", "sm_999", "compute_90", ""})
+    CHECK_THROWS_WITH(tl::compileForGPU(p, arch),
+                      Catch::Contains("tlc compiles for sm_80") &&
+                          Catch::Contains("got '" + std::string(arch) + "'"));
+  CHECK_THROWS_WITH(tl::emitGPUStage(p, "sm_75", "thread"), Catch::Contains("got 'sm_75'"));
+  CHECK(tl::compileForGPU(p, "sm_86").ptx.find(".target sm_86") != std::string::npos);
+}

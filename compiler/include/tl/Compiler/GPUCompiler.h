@@ -40,8 +40,9 @@ struct GPUCompileOptions {
   std::int64_t sharedMemoryLimit = 0;
 };
 
-/// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` through
-/// LLVM's NVPTX backend. Throws tl::dsl::Error at the author's line on a
+/// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,
+/// sm_86, sm_87, sm_89, sm_90 or sm_90a; another is std::invalid_argument)
+/// through LLVM's NVPTX backend. Throws tl::dsl::Error at the author's line on a
 /// compile error, resource limits of `arch` included (shared memory: at the
 /// alloc_shared whose tile crosses the limit).
 GPUBinary compileForGPU(const dsl::Program &program,

@@ -31,6 +31,9 @@ public:
   Entry entry() const;
   const std::vector<std::int64_t> &grid() const;
   std::int64_t threads() const;
+  /// Bytes of on-chip buffers (shared, fragment, local: whole tiles here) one
+  /// block keeps on the stack of the thread that runs it.
+  std::int64_t onChipBytes() const;
 
 private:
   struct Impl;

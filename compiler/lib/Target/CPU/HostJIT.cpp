@@ -43,7 +43,7 @@ struct HostExecutable::Impl {
   std::unique_ptr<ExecutionEngine> engine;
   Entry entry = nullptr;
   std::vector<std::int64_t> grid;
-  std::int64_t threads = 0;
+  std::int64_t threads = 0, onChipBytes = 0;
 };
 
 HostExecutable::HostExecutable(std::unique_ptr<Impl> impl)
@@ -54,6 +54,7 @@ const std::vector<std::int64_t> &HostExecutable::grid() const {
   return impl_->grid;
 }
 std::int64_t HostExecutable::threads() const { return impl_->threads; }
+std::int64_t HostExecutable::onChipBytes() const { return impl_->onChipBytes; }
 
 std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &program) {
   program.verify();
@@ -66,6 +67,12 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &prog
   p.module->walk([&](KernelOp kernel) {
     impl->grid.assign(kernel.getGrid().begin(), kernel.getGrid().end());
     impl->threads = static_cast<std::int64_t>(kernel.getThreads());
+  });
+  p.module->walk([&](Operation *op) {
+    if (!isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op))
+      return;
+    auto type = cast<MemRefType>(op->getResult(0).getType());
+    impl->onChipBytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
   });
 
   OwningOpRef<ModuleOp> module = p.module->clone();

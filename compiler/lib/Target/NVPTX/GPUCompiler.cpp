@@ -140,6 +140,18 @@ std::string emitPTX(Operation *gpuModule, const std::string &arch,
   return ptx;
 }
 
+/// The code generator uses sm_80's instructions (mma.sync m16n8k16,
+/// cp.async, ldmatrix) and PTX 8.0: anything older cannot run them, anything
+/// newer than sm_90a wants a newer PTX ISA. An unknown name would otherwise
+/// reach LLVM, which aborts.
+void checkArch(const std::string &arch) {
+  for (const char *known : {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"})
+    if (arch == known)
+      return;
+  throw std::invalid_argument("tlc compiles for sm_80, sm_86, sm_87, sm_89, sm_90 and sm_90a; "
+                              "got '" + arch + "'");
+}
+
 GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOptions &options) {
   return {arch, options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch)};
 }
@@ -148,6 +160,7 @@ GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOpti
 std::pair<OwningOpRef<ModuleOp>, gpu::GPUModuleOp>
 lowerForGPU(const dsl::Program &program, const std::string &arch,
             const GPUCompileOptions &options) {
+  checkArch(arch);
   program.verify();
   dsl::detail::ProgramImpl &p = program.impl();
   registerGPULowering(*p.context);
@@ -210,6 +223,7 @@ GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
 
 std::string emitGPUStage(const dsl::Program &program, const std::string &arch,
                          const std::string &stage, const GPUCompileOptions &options) {
+  checkArch(arch);
   if (stage == "thread") {
     program.verify();
     dsl::detail::ProgramImpl &p = program.impl();

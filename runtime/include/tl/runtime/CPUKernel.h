@@ -6,6 +6,8 @@
 
 #include "tl/runtime/Kernel.h"
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -26,6 +28,9 @@ public:
   void setThreads(unsigned threads) { workers_ = threads; }
 
 private:
+  /// Runs `work` on `count` new threads of `stackBytes` each, and waits.
+  void runOnThreads(unsigned count, std::size_t stackBytes,
+                    const std::function<void()> &work) const;
   std::unique_ptr<HostExecutable> executable_;
   unsigned workers_ = 0;
 };
