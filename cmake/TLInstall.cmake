@@ -11,9 +11,11 @@ install(TARGETS tlc tl_kernels EXPORT tlcTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY dsl/include/ runtime/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY support/include/ dsl/include/ runtime/include/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES compiler/include/tl/Compiler/GPUCompiler.h compiler/include/tl/Compiler/HostJIT.h
-              compiler/include/tl/Compiler/Ptxas.h
+              compiler/include/tl/Compiler/Ptxas.h compiler/include/tl/Compiler/ModuleHandle.h
+              compiler/include/tl/Compiler/CrashHandler.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tl/Compiler)
 install(FILES kernels/mha/mha.h kernels/mha/attention.h kernels/mha/reference.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mha)

@@ -29,7 +29,7 @@ strip -o "$root/.carry/bin/mha_jit" "$build/example/mha_jit"
 mkdir -p "$build/header"
 TLC_CACHE_DIR="$build/header/cache" "$build/bin/tlc" "$root/tests/lit/Inputs/mha_generators.cpp" \
   -k flash_fwd --emit=header --target=sm_90a -o "$build/header/generated_fwd.h"
-c++ -std=c++20 -O2 -I"$build/header" -I"$root/dsl/include" -I"$root/runtime/include" \
+c++ -std=c++20 -O2 -I"$build/header" -I"$root/support/include" -I"$root/dsl/include" -I"$root/runtime/include" \
   -I"$root/compiler/include" "$root/tests/lit/Inputs/run_header.cpp" -o "$build/header/run_header" \
   -L"$build/lib" -ltlc -Wl,-rpath,'$ORIGIN/../lib'
 strip -o "$root/.carry/bin/run_header" "$build/header/run_header"

@@ -17,32 +17,21 @@ namespace {
 thread_local ProgramImpl *currentProgram = nullptr;
 thread_local SourceLoc currentSourceLoc;
 
-std::unique_ptr<MLIRContext> makeContext() {
-  DialectRegistry registry;
-  tl::registerTLDialects(registry);
-  auto context =
-      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
-  context->loadAllAvailableDialects();
-  return context;
-}
-
-/// The first file:line:col location inside `loc` (fused, call-site, named).
-std::optional<FileLineColLoc> findFileLocation(Location loc) {
-  std::optional<FileLineColLoc> found;
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      found = file;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return found;
+/// A fresh module state: its own context, no module yet.
+std::shared_ptr<ModuleHandle::State> newState(const std::string &name) {
+  auto state = std::make_shared<ModuleHandle::State>();
+  state->context = makeContext();
+  state->name = name;
+  return state;
 }
 
 } // namespace
 
 ProgramImpl::ProgramImpl(const std::string &programName, SourceLoc loc)
-    : name(programName), context(makeContext()), builder(context.get()) {
+    : handle(newState(programName)), name(handle.state().name),
+      context(handle.state().context), module(handle.state().module),
+      params(handle.state().params), broken(handle.state().incomplete),
+      builder(context.get()) {
   Location location = toLocation(*this, loc);
   module = ModuleOp::create(location);
   builder.setInsertionPointToEnd(module->getBody());
@@ -52,6 +41,16 @@ ProgramImpl::ProgramImpl(const std::string &programName, SourceLoc loc)
   builder.setInsertionPointToEnd(entry);
   func::ReturnOp::create(builder, location);
   builder.setInsertionPoint(entry->getTerminator());
+}
+
+ProgramImpl::ProgramImpl(ModuleHandle parsed)
+    : handle(std::move(parsed)), name(handle.state().name), context(handle.state().context),
+      module(handle.state().module), params(handle.state().params),
+      broken(handle.state().incomplete), builder(context.get()), hasKernel(true) {
+  module->walk([&](func::FuncOp candidate) {
+    if (candidate.getSymName() == name)
+      func = candidate;
+  });
 }
 
 ProgramImpl &activeProgram(const char *what, SourceLoc loc) {
@@ -92,82 +91,20 @@ void fail(SourceLoc loc, const std::string &message) {
   throw Error(message, loc.file_name(), loc.line(), loc.column());
 }
 
-void failAt(Location loc, const std::string &message) {
-  if (std::optional<FileLineColLoc> file = findFileLocation(loc))
-    throw Error(message, file->getFilename().str(), file->getLine(),
-                file->getColumn());
-  throw Error(message, "<unknown>", 0, 0);
-}
-
 void verifyOrThrow(ProgramImpl &program, Operation *op, bool recursive) {
-  std::optional<Location> where;
-  std::string message;
-  ScopedDiagnosticHandler handler(program.context.get(), [&](Diagnostic &diag) {
-    if (diag.getSeverity() != DiagnosticSeverity::Error || where)
-      return success();
-    where = diag.getLocation();
-    message = diag.str();
-    for (Diagnostic &note : diag.getNotes())
-      if (!StringRef(note.str()).starts_with("see current operation"))
-        message += "; " + note.str();
-    return success();
-  });
-  if (succeeded(verify(op, recursive)))
-    return;
-  program.broken = true;
-  failAt(where.value_or(op->getLoc()),
-         message.empty() ? "verification failed" : message);
-}
-
-void runPipelineOrThrow(ProgramImpl &program, ModuleOp module,
-                        llvm::function_ref<void(OpPassManager &)> build,
-                        const std::string &what, bool printIRAfterAll) {
-  MLIRContext *context = program.context.get();
-  std::optional<Location> where;
-  std::string message;
-  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
-      where = diag.getLocation();
-      message = diag.str();
-    }
-    return success();
-  });
-  PassManager pm(context);
-  if (printIRAfterAll)
-    pm.enableIRPrinting();
-  build(pm);
-  if (failed(pm.run(module)))
-    failAt(where.value_or(module.getLoc()), what + ": " + message);
-}
-
-Type toMLIR(MLIRContext *context, DType type) {
-  Builder b(context);
-  switch (type) {
-  case DType::f16: return b.getF16Type();
-  case DType::bf16: return b.getBF16Type();
-  case DType::f32: return b.getF32Type();
-  case DType::f64: return b.getF64Type();
-  case DType::i1: return b.getI1Type();
-  case DType::i8: return b.getI8Type();
-  case DType::i16: return b.getI16Type();
-  case DType::i32: return b.getI32Type();
-  case DType::i64: return b.getI64Type();
-  case DType::index: return b.getIndexType();
+  try {
+    tl::verifyOrThrow(op, recursive);
+  } catch (const Error &) {
+    program.broken = true;
+    throw;
   }
-  return {};
 }
+
+Type toMLIR(MLIRContext *context, DType type) { return mlirType(context, type); }
 
 DType fromMLIR(Type type, Location loc) {
-  if (type.isF16()) return DType::f16;
-  if (type.isBF16()) return DType::bf16;
-  if (type.isF32()) return DType::f32;
-  if (type.isF64()) return DType::f64;
-  if (type.isIndex()) return DType::index;
-  if (type.isInteger(1)) return DType::i1;
-  if (type.isInteger(8)) return DType::i8;
-  if (type.isInteger(16)) return DType::i16;
-  if (type.isInteger(32)) return DType::i32;
-  if (type.isInteger(64)) return DType::i64;
+  if (std::optional<DType> dtype = dtypeOf(type))
+    return *dtype;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << type;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "tl/Compiler/ModuleState.h"
 #include "tl/dsl/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,16 +22,22 @@
 namespace tl::dsl::detail {
 
 struct ProgramImpl {
-  std::string name;
-  std::unique_ptr<mlir::MLIRContext> context;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// What the compiler takes (tl/Compiler/ModuleState.h); the fields below
+  /// name its state's parts (the handle shares the state, which outlives them).
+  ModuleHandle handle;
+  std::string &name;
+  std::unique_ptr<mlir::MLIRContext> &context;
+  mlir::OwningOpRef<mlir::ModuleOp> &module;
+  std::vector<Param> &params;
+  bool &broken; // an error was raised while building
   mlir::func::FuncOp func;
   mlir::OpBuilder builder;
-  std::vector<Param> params;
   bool hasKernel = false;
-  bool broken = false; // an error was raised while building
 
+  /// An empty program: a module with one function, no parameters yet.
   ProgramImpl(const std::string &name, SourceLoc loc);
+  /// A parsed program (ModuleHandle::parse): complete, its kernel built.
+  explicit ProgramImpl(ModuleHandle parsed);
 };
 
 /// The program whose kernel body is being built on this thread; raises an
@@ -70,17 +77,12 @@ mlir::Location toLocation(ProgramImpl &program, SourceLoc loc);
 mlir::Location lastLocation(ProgramImpl &program);
 
 [[noreturn]] void fail(SourceLoc loc, const std::string &message);
-[[noreturn]] void failAt(mlir::Location loc, const std::string &message);
+using tl::failAt;
 
 /// Verifies `op` (and what it holds when `recursive`); a failure becomes an
-/// Error at the op's location, with the verifier's message.
+/// Error at the op's location, with the verifier's message, and marks the
+/// program broken.
 void verifyOrThrow(ProgramImpl &program, mlir::Operation *op, bool recursive);
-
-/// Runs the passes `build` adds on `module`; the first error becomes an Error
-/// at its location, prefixed with `what` ("CPU lowering failed").
-void runPipelineOrThrow(ProgramImpl &program, mlir::ModuleOp module,
-                        llvm::function_ref<void(mlir::OpPassManager &)> build,
-                        const std::string &what, bool printIRAfterAll = false);
 
 mlir::Type toMLIR(mlir::MLIRContext *context, DType type);
 DType fromMLIR(mlir::Type type, mlir::Location loc);

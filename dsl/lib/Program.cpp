@@ -3,9 +3,6 @@
 
 #include "tl/Dialect/TL/TLDialect.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/OperationSupport.h"
-#include "mlir/Parser/Parser.h"
 
 #include <fmt/format.h>
 
@@ -90,55 +87,13 @@ void Program::buildKernel(std::vector<std::int64_t> grid, std::int64_t threads,
   verifyOrThrow(p, p.func, true);
 }
 
+Program::Program(std::unique_ptr<ProgramImpl> impl) : impl_(std::move(impl)) {}
+
 Program Program::parse(const std::string &text, const std::string &sourceName) {
-  Program program("parsed");
-  ProgramImpl &p = *program.impl_;
-  MLIRContext *context = p.context.get();
-  std::optional<Location> where;
-  std::string message;
-  OwningOpRef<ModuleOp> module;
-  {
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
-        where = diag.getLocation();
-        message = diag.str();
-      }
-      return success();
-    });
-    module = parseSourceString<ModuleOp>(text, ParserConfig(context), sourceName);
-  }
-  if (!module)
-    failAt(where.value_or(FileLineColLoc::get(context, sourceName, 1, 1)), message);
-  SmallVector<func::FuncOp> kernels;
-  module->walk([&](func::FuncOp func) {
-    if (!func.getOps<KernelOp>().empty())
-      kernels.push_back(func);
-  });
-  if (kernels.size() != 1)
-    failAt(module->getLoc(), fmt::format("{} holds {} functions with a tl.kernel; tlc takes "
-                                         "exactly one",
-                                         sourceName, kernels.size()));
-  func::FuncOp func = kernels.front();
-  p.params.clear();
-  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    auto type = dyn_cast<MemRefType>(arg.getType());
-    if (!type || !type.hasStaticShape())
-      failAt(arg.getLoc(), fmt::format("parameter {} of '{}' must be a memref of static shape",
-                                       i, func.getSymName().str()));
-    auto name = func.getArgAttrOfType<StringAttr>(i, "tl.name");
-    p.params.push_back({name ? name.str() : fmt::format("arg{}", i),
-                        std::vector<std::int64_t>(type.getShape().begin(), type.getShape().end()),
-                        fromMLIR(type.getElementType(), arg.getLoc()),
-                        static_cast<bool>(func.getArgAttr(i, "tl.output"))});
-  }
-  p.name = func.getSymName().str();
-  p.builder.clearInsertionPoint(); // it pointed into the module replaced here
-  p.module = std::move(module);
-  p.func = func;
-  p.hasKernel = true;
-  program.verify();
-  return program;
+  return Program(std::make_unique<ProgramImpl>(ModuleHandle::parse(text, sourceName)));
 }
+
+const ModuleHandle &Program::module() const { return impl_->handle; }
 
 const std::string &Program::name() const { return impl_->name; }
 const std::vector<Param> &Program::params() const { return impl_->params; }
@@ -151,27 +106,8 @@ std::vector<int> Program::outputIndices() const {
   return indices;
 }
 
-std::string Program::str(bool withLocations) const {
-  OpPrintingFlags flags;
-  if (withLocations)
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  if (impl_->broken)
-    flags.printGenericOpForm();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  impl_->module->print(os, flags);
-  return text;
-}
+std::string Program::str(bool withLocations) const { return impl_->handle.str(withLocations); }
 
-void Program::verify() const {
-  ProgramImpl &p = *impl_;
-  if (p.broken)
-    failAt(p.func.getLoc(), fmt::format("program '{}' is incomplete: an error "
-                                        "was raised while it was built",
-                                        p.name));
-  if (!p.hasKernel)
-    failAt(p.func.getLoc(), fmt::format("program '{}' has no kernel", p.name));
-  verifyOrThrow(p, *p.module, true);
-}
+void Program::verify() const { impl_->handle.verify(); }
 
 } // namespace tl::dsl

@@ -3,7 +3,7 @@
 #include "tl/runtime/CPUKernel.h"
 
 #include "tl/Compiler/HostJIT.h"
-#include "tl/Support/CrashHandler.h"
+#include "tl/Compiler/CrashHandler.h"
 
 #include <algorithm>
 #include <atomic>
@@ -35,7 +35,7 @@ Descriptor describe(HostTensor &tensor) {
 
 } // namespace
 
-CPUKernel::CPUKernel(const dsl::Program &program) : Kernel(program) {
+CPUKernel::CPUKernel(const ModuleHandle &program) : Kernel(program) {
   installCrashHandlerUnlessDisabled();
   executable_ = HostExecutable::compile(program);
 }

@@ -9,8 +9,8 @@ namespace {
 void requireSame(const DeviceTensor &device, const HostTensor &host, const char *what) {
   if (device.shape() != host.shape() || device.dtype() != host.dtype())
     throw std::invalid_argument(std::string(what) + ": the device tensor is " +
-                                dsl::toString(device.dtype()) + formatShape(device.shape()) +
-                                ", the host tensor " + dsl::toString(host.dtype()) +
+                                toString(device.dtype()) + formatShape(device.shape()) +
+                                ", the host tensor " + toString(host.dtype()) +
                                 formatShape(host.shape()));
 }
 
@@ -23,7 +23,7 @@ struct DeviceTensor::Allocation {
   ~Allocation() { driver->free(pointer); }
 };
 
-DeviceTensor::DeviceTensor(std::vector<std::int64_t> shape, dsl::DType dtype)
+DeviceTensor::DeviceTensor(std::vector<std::int64_t> shape, DType dtype)
     : shape_(std::move(shape)), dtype_(dtype) {
   CudaDriver &d = CudaDriver::require();
   pointer_ = d.allocate(bytes(), "a device tensor of " + formatShape(shape_));
@@ -32,7 +32,7 @@ DeviceTensor::DeviceTensor(std::vector<std::int64_t> shape, dsl::DType dtype)
 }
 
 DeviceTensor DeviceTensor::borrow(CUdeviceptr pointer, std::vector<std::int64_t> shape,
-                                  dsl::DType dtype) {
+                                  DType dtype) {
   if (!pointer)
     throw std::invalid_argument("DeviceTensor::borrow: null device pointer");
   if (pointer % 16) // the kernels move 16-byte pieces (vector loads, cp.async)
@@ -70,7 +70,7 @@ HostTensor DeviceTensor::toHost() const {
 std::int64_t DeviceTensor::numel() const { return elementCount(shape_); }
 
 std::size_t DeviceTensor::bytes() const {
-  return static_cast<std::size_t>(numel()) * dsl::byteWidth(dtype_);
+  return static_cast<std::size_t>(numel()) * byteWidth(dtype_);
 }
 
 Stream::Stream() : driver_(&CudaDriver::require()) { stream_ = driver_->createStream(); }

@@ -1,7 +1,7 @@
 // GPU kernels: PTX from the compiler, loaded and launched through the driver.
 #include "tl/runtime/GPUKernel.h"
 
-#include "tl/Support/CrashHandler.h"
+#include "tl/Compiler/CrashHandler.h"
 
 #include <algorithm>
 
@@ -27,7 +27,7 @@ struct Uploaded {
 
 } // namespace
 
-GPUKernel::GPUKernel(const dsl::Program &program, const std::string &arch, bool useCache)
+GPUKernel::GPUKernel(const ModuleHandle &program, const std::string &arch, bool useCache)
     : Kernel(program), driver_(&CudaDriver::require()) {
   installCrashHandlerUnlessDisabled();
   // For this device, its own shared-memory limit; for another arch, the

@@ -1,14 +1,14 @@
 // Host tensors: storage, float views, f16 conversion.
 #include "tl/runtime/HostTensor.h"
 
-#include "tl/runtime/Half.h"
+#include "tl/Support/Half.h"
 
 #include <cstring>
 #include <stdexcept>
 
 namespace tl::runtime {
 
-HostTensor::HostTensor(std::vector<std::int64_t> shape, dsl::DType dtype)
+HostTensor::HostTensor(std::vector<std::int64_t> shape, DType dtype)
     : shape_(std::move(shape)), dtype_(dtype) {
   for (std::int64_t extent : shape_)
     if (extent < 0)
@@ -27,30 +27,30 @@ std::int64_t elementCount(const std::vector<std::int64_t> &shape) {
 std::int64_t HostTensor::numel() const { return elementCount(shape_); }
 
 std::size_t HostTensor::bytes() const {
-  return static_cast<std::size_t>(numel()) * dsl::byteWidth(dtype_);
+  return static_cast<std::size_t>(numel()) * byteWidth(dtype_);
 }
 
 float HostTensor::at(std::int64_t i) const {
   const std::byte *p = storage_.get();
   switch (dtype_) {
-  case dsl::DType::f16: {
+  case DType::f16: {
     std::uint16_t h;
     std::memcpy(&h, p + 2 * i, 2);
     return halfToFloat(h);
   }
-  case dsl::DType::bf16: {
+  case DType::bf16: {
     std::uint16_t h;
     std::memcpy(&h, p + 2 * i, 2);
     return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
   }
-  case dsl::DType::f32: return reinterpret_cast<const float *>(p)[i];
-  case dsl::DType::f64: return static_cast<float>(reinterpret_cast<const double *>(p)[i]);
-  case dsl::DType::i32: return static_cast<float>(reinterpret_cast<const std::int32_t *>(p)[i]);
-  case dsl::DType::i64:
-  case dsl::DType::index:
+  case DType::f32: return reinterpret_cast<const float *>(p)[i];
+  case DType::f64: return static_cast<float>(reinterpret_cast<const double *>(p)[i]);
+  case DType::i32: return static_cast<float>(reinterpret_cast<const std::int32_t *>(p)[i]);
+  case DType::i64:
+  case DType::index:
     return static_cast<float>(reinterpret_cast<const std::int64_t *>(p)[i]);
-  case dsl::DType::i16: return reinterpret_cast<const std::int16_t *>(p)[i];
-  case dsl::DType::i8: case dsl::DType::i1: return static_cast<float>(reinterpret_cast<const std::int8_t *>(p)[i]);
+  case DType::i16: return reinterpret_cast<const std::int16_t *>(p)[i];
+  case DType::i8: case DType::i1: return static_cast<float>(reinterpret_cast<const std::int8_t *>(p)[i]);
   }
   return 0;
 }
@@ -58,25 +58,25 @@ float HostTensor::at(std::int64_t i) const {
 void HostTensor::set(std::int64_t i, float value) {
   std::byte *p = storage_.get();
   switch (dtype_) {
-  case dsl::DType::f16: {
+  case DType::f16: {
     std::uint16_t h = floatToHalf(value);
     std::memcpy(p + 2 * i, &h, 2);
     return;
   }
-  case dsl::DType::bf16: {
+  case DType::bf16: {
     std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
     bits += 0x7fffu + ((bits >> 16) & 1u);
     std::uint16_t h = static_cast<std::uint16_t>(bits >> 16);
     std::memcpy(p + 2 * i, &h, 2);
     return;
   }
-  case dsl::DType::f32: reinterpret_cast<float *>(p)[i] = value; return;
-  case dsl::DType::f64: reinterpret_cast<double *>(p)[i] = value; return;
-  case dsl::DType::i32: reinterpret_cast<std::int32_t *>(p)[i] = static_cast<std::int32_t>(value); return;
-  case dsl::DType::i64:
-  case dsl::DType::index: reinterpret_cast<std::int64_t *>(p)[i] = static_cast<std::int64_t>(value); return;
-  case dsl::DType::i16: reinterpret_cast<std::int16_t *>(p)[i] = static_cast<std::int16_t>(value); return;
-  case dsl::DType::i8: case dsl::DType::i1: reinterpret_cast<std::int8_t *>(p)[i] = static_cast<std::int8_t>(value); return;
+  case DType::f32: reinterpret_cast<float *>(p)[i] = value; return;
+  case DType::f64: reinterpret_cast<double *>(p)[i] = value; return;
+  case DType::i32: reinterpret_cast<std::int32_t *>(p)[i] = static_cast<std::int32_t>(value); return;
+  case DType::i64:
+  case DType::index: reinterpret_cast<std::int64_t *>(p)[i] = static_cast<std::int64_t>(value); return;
+  case DType::i16: reinterpret_cast<std::int16_t *>(p)[i] = static_cast<std::int16_t>(value); return;
+  case DType::i8: case DType::i1: reinterpret_cast<std::int8_t *>(p)[i] = static_cast<std::int8_t>(value); return;
   }
 }
 
@@ -87,7 +87,7 @@ std::vector<float> HostTensor::toFloat() const {
   return values;
 }
 
-HostTensor HostTensor::fromFloat(std::vector<std::int64_t> shape, dsl::DType dtype,
+HostTensor HostTensor::fromFloat(std::vector<std::int64_t> shape, DType dtype,
                                  const std::vector<float> &values) {
   HostTensor tensor(std::move(shape), dtype);
   if (static_cast<std::int64_t>(values.size()) != tensor.numel())

@@ -6,7 +6,7 @@
 
 namespace tl {
 
-std::unique_ptr<runtime::Kernel> jit(const dsl::Program &program, const JitOptions &options) {
+std::unique_ptr<runtime::Kernel> jit(const ModuleHandle &program, const JitOptions &options) {
   bool gpu = options.target == Target::gpu ||
              (options.target == Target::automatic && runtime::CudaDriver::get() != nullptr);
   if (gpu)

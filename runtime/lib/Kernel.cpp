@@ -7,19 +7,19 @@ namespace tl::runtime {
 namespace {
 
 template <typename Tensor>
-void checkSignature(const std::string &kernel, const std::vector<dsl::Param> &params,
+void checkSignature(const std::string &kernel, const std::vector<Param> &params,
                     const std::vector<Tensor *> &args) {
   if (args.size() != params.size())
     throw std::invalid_argument(kernel + ": takes " + std::to_string(params.size()) +
                                 " tensors, got " + std::to_string(args.size()));
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const dsl::Param &param = params[i];
+    const Param &param = params[i];
     std::string which = kernel + ": argument " + std::to_string(i) + " '" + param.name + "'";
     if (!args[i])
       throw std::invalid_argument(which + " is null");
     if (args[i]->dtype() != param.dtype)
-      throw std::invalid_argument(which + " has dtype " + dsl::toString(args[i]->dtype()) +
-                                  ", expected " + dsl::toString(param.dtype));
+      throw std::invalid_argument(which + " has dtype " + toString(args[i]->dtype()) +
+                                  ", expected " + toString(param.dtype));
     if (args[i]->shape() != param.shape)
       throw std::invalid_argument(which + " has shape " + formatShape(args[i]->shape()) +
                                   ", expected " + formatShape(param.shape));
@@ -30,22 +30,22 @@ void checkSignature(const std::string &kernel, const std::vector<dsl::Param> &pa
 /// declaration order, runs, and returns the outputs.
 template <typename Tensor, typename Run>
 std::vector<Tensor> callWithOutputs(const std::string &kernel,
-                                    const std::vector<dsl::Param> &params,
+                                    const std::vector<Param> &params,
                                     const std::vector<Tensor *> &inputs, Run run) {
   std::size_t inputCount = 0;
-  for (const dsl::Param &param : params)
+  for (const Param &param : params)
     inputCount += param.output ? 0 : 1;
   if (inputs.size() != inputCount)
     throw std::invalid_argument(kernel + ": takes " + std::to_string(inputCount) +
                                 " inputs (the outputs are allocated), got " +
                                 std::to_string(inputs.size()));
   std::vector<Tensor> outputs;
-  for (const dsl::Param &param : params)
+  for (const Param &param : params)
     if (param.output)
       outputs.emplace_back(param.shape, param.dtype);
   std::vector<Tensor *> args;
   std::size_t nextInput = 0, nextOutput = 0;
-  for (const dsl::Param &param : params)
+  for (const Param &param : params)
     args.push_back(param.output ? &outputs[nextOutput++] : inputs[nextInput++]);
   run(args);
   return outputs;

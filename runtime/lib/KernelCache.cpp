@@ -69,13 +69,13 @@ std::string serialize(const GPUBinary &b) {
   putField(out, std::to_string(b.sharedBytes));
   putField(out, b.fragmentLayout);
   putField(out, std::to_string(b.params.size()));
-  for (const dsl::Param &p : b.params) {
+  for (const Param &p : b.params) {
     std::ostringstream shape;
     for (std::int64_t s : p.shape)
       shape << s << ' ';
     putField(out, p.name);
     putField(out, shape.str());
-    putField(out, dsl::toString(p.dtype)); // by name: the enum's order may change
+    putField(out, toString(p.dtype)); // by name: the enum's order may change
     putField(out, p.output ? "1" : "0");
   }
   putField(out, b.ptx);
@@ -103,13 +103,13 @@ std::optional<GPUBinary> deserialize(const std::string &payload) {
   b.threads = std::atoll(threads.c_str());
   b.sharedBytes = std::atoll(shared.c_str());
   for (long i = 0, n = std::atol(count.c_str()); i < n; ++i) {
-    dsl::Param p{};
+    Param p{};
     std::string shape, dtype, output;
     if (!getField(in, p.name) || !getField(in, shape) || !getField(in, dtype) ||
         !getField(in, output))
       return std::nullopt;
     p.shape = numbers(shape);
-    std::optional<dsl::DType> type = dsl::parseDType(dtype);
+    std::optional<DType> type = parseDType(dtype);
     if (!type)
       return std::nullopt;
     p.dtype = *type;
@@ -144,7 +144,7 @@ bool KernelCache::enabledByEnvironment() {
   return !flag || (std::string(flag) != "0" && std::string(flag) != "off");
 }
 
-std::string KernelCache::key(const dsl::Program &program, const std::string &arch) {
+std::string KernelCache::key(const ModuleHandle &program, const std::string &arch) {
   return contentHash(program.str() + '\n' + kCompilerVersion + '\n' + arch);
 }
 
@@ -215,7 +215,7 @@ void assembleWherePossible(GPUBinary &binary) {
   }
 }
 
-GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,
+GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &arch,
                               bool useCache, bool *hit, std::int64_t sharedMemoryLimit) {
   if (hit)
     *hit = false;

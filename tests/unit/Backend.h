@@ -4,6 +4,7 @@
 #pragma once
 
 #include "mha/attention.h"
+#include "tl/dsl/Program.h"
 #include "tl/runtime/Kernel.h"
 
 #include <functional>

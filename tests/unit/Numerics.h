@@ -1,6 +1,7 @@
 // Random inputs and torch.testing.assert_close-style comparison.
 #pragma once
 
+#include "tl/dsl/Types.h"
 #include "tl/runtime/HostTensor.h"
 
 #include <catch2/catch.hpp>

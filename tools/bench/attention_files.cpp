@@ -10,6 +10,7 @@
 // domain). Runs on the GPU when there is one, else on the CPU backend.
 // Exit code 1: an error (a file, a shape, a compile error); 2: usage.
 #include "mha/attention.h"
+#include "tl/dsl/Types.h"
 #include "tl/runtime/CudaDriver.h"
 
 #include <cstdio>

@@ -19,7 +19,7 @@
 #include "mha/mha.h"
 #include "mha/reference.h"
 #include "tl/Compiler/GPUCompiler.h"
-#include "tl/Support/CrashHandler.h"
+#include "tl/Compiler/CrashHandler.h"
 #include "tl/runtime/CudaDriver.h"
 
 #include <cerrno>

@@ -2,7 +2,7 @@
 //
 // Crashes: MlirOptMain sets up llvm::InitLLVM (the stack and the program's
 // arguments on a fatal signal), and registerTLDialects makes the report name
-// the pass and pattern that were running (tl/Support/CrashHandler.h).
+// the pass and pattern that were running (tl/Compiler/CrashHandler.h).
 //
 //===----------------------------------------------------------------------===//
 #include "tl/Dialect/TL/TLDialect.h"

@@ -17,7 +17,7 @@
 #include "tl/Compiler/GPUCompiler.h"
 #include "tl/Compiler/HostJIT.h"
 #include "tl/Compiler/Ptxas.h"
-#include "tl/Support/CrashHandler.h"
+#include "tl/Compiler/CrashHandler.h"
 #include "tl/dsl.h"
 #include "tl/runtime/KernelCache.h"
 
@@ -178,7 +178,7 @@ std::string header(const tl::GPUBinary &b, const std::string &source) {
     h << "        {" << quoted(p.name) << ", {";
     for (std::size_t i = 0; i < p.shape.size(); ++i)
       h << (i ? ", " : "") << p.shape[i];
-    h << "}, tl::dsl::DType::" << tl::dsl::toString(p.dtype) << ", "
+    h << "}, tl::DType::" << tl::toString(p.dtype) << ", "
       << (p.output ? "true" : "false") << "},\n";
   }
   h << "    };\n    b.ptx = R\"tlc_ptx(" << b.ptx << ")tlc_ptx\";\n";

@@ -2,7 +2,7 @@
 // reports (crash-handler.test): `crash_in_pass tool` installs it as tlc does,
 // `crash_in_pass library` as the JIT does (TLC_CRASH_HANDLER=0 turns it off).
 #include "tl/Dialect/TL/TLDialect.h"
-#include "tl/Support/CrashHandler.h"
+#include "tl/Compiler/CrashHandler.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -49,7 +49,7 @@ double maxError(const tl::runtime::HostTensor &q, const tl::runtime::HostTensor 
 int main() {
   const tl::GPUBinary &binary = tlc_generated::flash_fwd_binary();
   std::vector<std::int64_t> shape = binary.params[0].shape;
-  tl::runtime::HostTensor q(shape, tl::dsl::f16), k(shape, tl::dsl::f16), v(shape, tl::dsl::f16);
+  tl::runtime::HostTensor q(shape, tl::DType::f16), k(shape, tl::DType::f16), v(shape, tl::DType::f16);
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
   for (tl::runtime::HostTensor *t : {&q, &k, &v})
@@ -62,7 +62,7 @@ int main() {
     tl::runtime::DeviceTensor dq = tl::runtime::DeviceTensor::fromHost(q),
                               dk = tl::runtime::DeviceTensor::fromHost(k),
                               dv = tl::runtime::DeviceTensor::fromHost(v),
-                              dO(shape, tl::dsl::f16), dlse(binary.params[4].shape, tl::dsl::f32);
+                              dO(shape, tl::DType::f16), dlse(binary.params[4].shape, tl::DType::f32);
     tl::runtime::Stream stream;
     tlc_generated::flash_fwd(dq, dk, dv, dO, dlse, stream);
     stream.synchronize();

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "tl/dsl/Program.h"
+#include "tl/Compiler/ModuleHandle.h"
 
 #include <cstdint>
 #include <string>
@@ -22,7 +22,7 @@ struct GPUBinary {
   std::vector<std::int64_t> grid;     // x, y, z extents (1 to 3)
   std::int64_t threads = 0;           // per block
   std::int64_t sharedBytes = 0;       // dynamic shared memory per block
-  std::vector<dsl::Param> params;     // one bare device pointer each
+  std::vector<Param> params;          // one bare device pointer each
   std::string fragmentLayout;         // "mma", or "row: <why not mma>"
 };
 
@@ -42,17 +42,17 @@ struct GPUCompileOptions {
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,
 /// sm_86, sm_87, sm_89, sm_90 or sm_90a; another is std::invalid_argument)
-/// through LLVM's NVPTX backend. Throws tl::dsl::Error at the author's line on a
+/// through LLVM's NVPTX backend. Throws tl::Error at the author's line on a
 /// compile error, resource limits of `arch` included (shared memory: at the
 /// alloc_shared whose tile crosses the limit).
-GPUBinary compileForGPU(const dsl::Program &program,
+GPUBinary compileForGPU(const ModuleHandle &program,
                         const std::string &arch = "sm_90a",
                         const GPUCompileOptions &options = {});
 
 /// The kernel at an intermediate stage of the same path, as text: "thread"
 /// (after convert-tl-to-gpu: per-thread gpu/nvvm/scf ops) or "llvm" (the
 /// optimized LLVM IR that NVPTX compiles for `arch`). Errors as compileForGPU.
-std::string emitGPUStage(const dsl::Program &program, const std::string &arch,
+std::string emitGPUStage(const ModuleHandle &program, const std::string &arch,
                          const std::string &stage, const GPUCompileOptions &options = {});
 
 } // namespace tl

@@ -10,9 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace tl::dsl {
-class Program;
-}
+#include "tl/Compiler/ModuleHandle.h"
 
 namespace tl {
 
@@ -24,8 +22,8 @@ public:
   using Entry = void (*)(void **);
 
   /// Verifies, lowers (buildCPUPipeline) and JIT-compiles `program`. Throws
-  /// tl::dsl::Error with the author's location on a compile error.
-  static std::unique_ptr<HostExecutable> compile(const dsl::Program &program);
+  /// tl::Error with the author's location on a compile error.
+  static std::unique_ptr<HostExecutable> compile(const ModuleHandle &program);
   ~HostExecutable();
 
   Entry entry() const;
@@ -44,7 +42,7 @@ private:
 /// The program at an intermediate stage of the CPU path, as text: "thread"
 /// (after convert-tl-to-cpu: loop nests over memrefs) or "llvm" (the optimized
 /// LLVM IR the host JIT compiles).
-std::string emitCPUStage(const dsl::Program &program, const std::string &stage,
+std::string emitCPUStage(const ModuleHandle &program, const std::string &stage,
                          bool printIRAfterAll = false);
 
 } // namespace tl

@@ -1,6 +1,6 @@
 //===- TLDialect.cpp - tl dialect, attributes, enums ----------------------===//
 #include "tl/Dialect/TL/TLDialect.h"
-#include "tl/Support/CrashHandler.h"
+#include "tl/Compiler/CrashHandler.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,11 +1,11 @@
 //===- HostJIT.cpp - lower a tl program and JIT it for the host -----------===//
 #include "tl/Compiler/HostJIT.h"
 
-#include "BuildState.h"
+#include "tl/Compiler/ModuleState.h"
 #include "tl/Compiler/Pipeline.h"
 #include "tl/Conversion/Passes.h"
 #include "tl/Dialect/TL/TLDialect.h"
-#include "tl/runtime/Half.h"
+#include "tl/Support/Half.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -26,8 +26,8 @@ namespace {
 
 /// f16 conversions for hosts without instructions for them (the JIT then
 /// calls these compiler-rt helpers).
-extern "C" float tl_extendhfsf2(std::uint16_t h) { return runtime::halfToFloat(h); }
-extern "C" std::uint16_t tl_truncsfhf2(float f) { return runtime::floatToHalf(f); }
+extern "C" float tl_extendhfsf2(std::uint16_t h) { return halfToFloat(h); }
+extern "C" std::uint16_t tl_truncsfhf2(float f) { return floatToHalf(f); }
 
 void initializeNativeTarget() {
   static std::once_flag once;
@@ -56,9 +56,9 @@ const std::vector<std::int64_t> &HostExecutable::grid() const {
 std::int64_t HostExecutable::threads() const { return impl_->threads; }
 std::int64_t HostExecutable::onChipBytes() const { return impl_->onChipBytes; }
 
-std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &program) {
+std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &program) {
   program.verify();
-  dsl::detail::ProgramImpl &p = program.impl();
+  ModuleHandle::State &p = program.state();
   MLIRContext *context = p.context.get();
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
@@ -76,7 +76,7 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &prog
   });
 
   OwningOpRef<ModuleOp> module = p.module->clone();
-  dsl::detail::runPipelineOrThrow(p, *module, buildCPUPipeline, "CPU lowering failed");
+  runPipelineOrThrow(*module, buildCPUPipeline, "CPU lowering failed");
 
   initializeNativeTarget();
   ExecutionEngineOptions options;
@@ -107,10 +107,10 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const dsl::Program &prog
   return std::unique_ptr<HostExecutable>(new HostExecutable(std::move(impl)));
 }
 
-std::string emitCPUStage(const dsl::Program &program, const std::string &stage,
+std::string emitCPUStage(const ModuleHandle &program, const std::string &stage,
                          bool printIRAfterAll) {
   program.verify();
-  dsl::detail::ProgramImpl &p = program.impl();
+  ModuleHandle::State &p = program.state();
   MLIRContext *context = p.context.get();
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
@@ -118,16 +118,16 @@ std::string emitCPUStage(const dsl::Program &program, const std::string &stage,
   std::string text;
   llvm::raw_string_ostream os(text);
   if (stage == "thread") {
-    dsl::detail::runPipelineOrThrow(
-        p, *module, [](OpPassManager &pm) { pm.addPass(createConvertTLToCPU()); },
-        "CPU lowering failed", printIRAfterAll);
+    runPipelineOrThrow(
+        *module, [](OpPassManager &pm) { pm.addPass(createConvertTLToCPU()); },
+        "CPU lowering failed", {.printIRAfterAll = printIRAfterAll});
     module->print(os);
     return text;
   }
   if (stage != "llvm")
     throw std::invalid_argument("emitCPUStage: no stage '" + stage + "' (thread or llvm)");
-  dsl::detail::runPipelineOrThrow(p, *module, buildCPUPipeline, "CPU lowering failed",
-                                  printIRAfterAll);
+  runPipelineOrThrow(*module, buildCPUPipeline, "CPU lowering failed",
+                     {.printIRAfterAll = printIRAfterAll});
   initializeNativeTarget();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(*module, llvmContext, p.name);

@@ -1,7 +1,7 @@
 //===- GPUCompiler.cpp - lower a tl program and emit PTX ------------------===//
 #include "tl/Compiler/GPUCompiler.h"
 
-#include "BuildState.h"
+#include "tl/Compiler/ModuleState.h"
 #include "tl/Compiler/Pipeline.h"
 #include "tl/Conversion/Passes.h"
 #include "tl/Dialect/TL/TLDialect.h"
@@ -158,17 +158,17 @@ GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOpti
 
 /// The program lowered by buildGPUPipeline, and its kernel module.
 std::pair<OwningOpRef<ModuleOp>, gpu::GPUModuleOp>
-lowerForGPU(const dsl::Program &program, const std::string &arch,
+lowerForGPU(const ModuleHandle &program, const std::string &arch,
             const GPUCompileOptions &options) {
   checkArch(arch);
   program.verify();
-  dsl::detail::ProgramImpl &p = program.impl();
+  ModuleHandle::State &p = program.state();
   registerGPULowering(*p.context);
   OwningOpRef<ModuleOp> module = p.module->clone();
   GPUPipelineOptions pipeline = pipelineOptions(arch, options);
-  dsl::detail::runPipelineOrThrow(
-      p, *module, [&](OpPassManager &pm) { buildGPUPipeline(pm, pipeline); },
-      "GPU lowering failed", options.printIRAfterAll);
+  runPipelineOrThrow(
+      *module, [&](OpPassManager &pm) { buildGPUPipeline(pm, pipeline); },
+      "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll});
   gpu::GPUModuleOp gpuModule;
   module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
   if (!gpuModule)
@@ -199,10 +199,10 @@ std::int64_t sharedMemoryLimit(const std::string &arch) {
   return 48 * KiB;
 }
 
-GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
+GPUBinary compileForGPU(const ModuleHandle &program, const std::string &arch,
                         const GPUCompileOptions &options) {
   auto [module, gpuModule] = lowerForGPU(program, arch, options);
-  dsl::detail::ProgramImpl &p = program.impl();
+  ModuleHandle::State &p = program.state();
   GPUBinary binary;
   binary.name = p.name;
   binary.arch = arch;
@@ -221,18 +221,18 @@ GPUBinary compileForGPU(const dsl::Program &program, const std::string &arch,
   return binary;
 }
 
-std::string emitGPUStage(const dsl::Program &program, const std::string &arch,
+std::string emitGPUStage(const ModuleHandle &program, const std::string &arch,
                          const std::string &stage, const GPUCompileOptions &options) {
   checkArch(arch);
   if (stage == "thread") {
     program.verify();
-    dsl::detail::ProgramImpl &p = program.impl();
+    ModuleHandle::State &p = program.state();
     registerGPULowering(*p.context);
     OwningOpRef<ModuleOp> module = p.module->clone();
     GPUPipelineOptions pipeline = pipelineOptions(arch, options);
-    dsl::detail::runPipelineOrThrow(
-        p, *module, [&](OpPassManager &pm) { buildGPULowering(pm, pipeline); },
-        "GPU lowering failed", options.printIRAfterAll);
+    runPipelineOrThrow(
+        *module, [&](OpPassManager &pm) { buildGPULowering(pm, pipeline); },
+        "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll});
     return printed(*module);
   }
   if (stage != "llvm")

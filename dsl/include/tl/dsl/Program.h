@@ -1,9 +1,11 @@
 // A tl program: named parameters (global tensors, some of them outputs in the
-// sense of TileLang's out_idx) and one kernel. Light header: no MLIR.
+// sense of TileLang's out_idx) and one kernel, built into a ModuleHandle that
+// the compiler and the runtime take. Light header: no MLIR.
 #pragma once
 
 #include "tl/dsl/Body.h"
 #include "tl/dsl/Buffer.h"
+#include "tl/Compiler/ModuleHandle.h"
 
 #include <memory>
 #include <string>
@@ -16,12 +18,7 @@ struct ProgramImpl;
 }
 
 /// One parameter of a program's signature.
-struct Param {
-  std::string name;
-  std::vector<std::int64_t> shape;
-  DType dtype;
-  bool output; // allocated and returned by the runtime (out_idx)
-};
+using Param = tl::Param;
 
 class Program {
 public:
@@ -52,10 +49,8 @@ public:
     kernel(std::move(grid), 128, body, loc);
   }
 
-  /// A program from `tl` dialect text (a module with one func.func holding a
-  /// tl.kernel; parameters named by their `tl.name` attribute, outputs marked
-  /// `tl.output`). Throws tl::dsl::Error at `sourceName`:line:col on a parse
-  /// or verifier error.
+  /// A program from `tl` dialect text (ModuleHandle::parse). Throws
+  /// tl::dsl::Error at `sourceName`:line:col on a parse or verifier error.
   static Program parse(const std::string &text, const std::string &sourceName);
 
   const std::string &name() const;
@@ -67,9 +62,14 @@ public:
   /// Verifies the whole program; throws tl::dsl::Error.
   void verify() const;
 
-  detail::ProgramImpl &impl() const { return *impl_; }
+  /// The program as the compiler and the runtime take it (shared: it stays
+  /// valid after the Program is gone). Every entry point that takes a
+  /// ModuleHandle takes a Program too, through this conversion.
+  const ModuleHandle &module() const;
+  operator const ModuleHandle &() const { return module(); }
 
 private:
+  explicit Program(std::unique_ptr<detail::ProgramImpl> impl);
   void buildKernel(std::vector<std::int64_t> grid, std::int64_t threads,
                    int arity, const detail::Body &body, SourceLoc loc);
   std::unique_ptr<detail::ProgramImpl> impl_;

@@ -2,16 +2,20 @@
 // Light header: no MLIR.
 #pragma once
 
+#include "tl/Support/DType.h"
+#include "tl/Support/Error.h"
+
 #include <cstdint>
-#include <optional>
 #include <source_location>
-#include <stdexcept>
 #include <string>
-#include <string_view>
 
 namespace tl::dsl {
 
-enum class DType : std::uint8_t { f16, bf16, f32, f64, i1, i8, i16, i32, i64, index };
+using tl::DType;
+using tl::isFloat;
+using tl::byteWidth;
+using tl::parseDType;
+using tl::toString;
 
 inline constexpr DType f16 = DType::f16, float16 = DType::f16;
 inline constexpr DType bf16 = DType::bf16, bfloat16 = DType::bf16;
@@ -21,33 +25,13 @@ inline constexpr DType boolean = DType::i1;
 inline constexpr DType i8 = DType::i8, i16 = DType::i16, i32 = DType::i32;
 inline constexpr DType i64 = DType::i64, index = DType::index;
 
-/// "f16", "f32", ... as in the IR (and as the enumerators are named).
-const char *toString(DType type);
-/// The DType toString names `name`, or nullopt.
-std::optional<DType> parseDType(std::string_view name);
-bool isFloat(DType type);
-/// Bytes per element (index counts as 8).
-int byteWidth(DType type);
-
 /// Where a buffer lives: global tensors are the program's parameters.
 enum class Scope : std::uint8_t { global, shared, fragment, local };
 const char *toString(Scope scope);
 
 /// Raised for every misuse of the DSL and every verifier failure. what() reads
 /// "file:line:column: error: message", pointing at the kernel author's code.
-class Error : public std::runtime_error {
-public:
-  Error(const std::string &message, std::string file, unsigned line,
-        unsigned column);
-  const std::string &message() const { return message_; }
-  const std::string &file() const { return file_; }
-  unsigned line() const { return line_; }
-  unsigned column() const { return column_; }
-
-private:
-  std::string message_, file_;
-  unsigned line_, column_;
-};
+using Error = tl::Error;
 
 using SourceLoc = std::source_location;
 

@@ -19,8 +19,8 @@ namespace tl::runtime {
 
 class CPUKernel : public Kernel {
 public:
-  /// Compiles `program` (throws tl::dsl::Error on a compile error).
-  explicit CPUKernel(const dsl::Program &program);
+  /// Compiles `program` (throws tl::Error on a compile error).
+  explicit CPUKernel(const ModuleHandle &program);
   ~CPUKernel() override;
 
   void run(const std::vector<HostTensor *> &args) const override;

@@ -7,7 +7,7 @@
 //   std::vector<DeviceTensor> o_lse = kernel->callOnDevice({&q, &k, &v}, stream);
 #pragma once
 
-#include "tl/dsl/Types.h"
+#include "tl/Support/DType.h"
 #include "tl/runtime/CudaDriver.h"
 #include "tl/runtime/HostTensor.h"
 
@@ -21,11 +21,11 @@ class DeviceTensor {
 public:
   DeviceTensor() = default;
   /// Allocates zeroed GPU memory. Throws CudaError where there is no GPU.
-  DeviceTensor(std::vector<std::int64_t> shape, dsl::DType dtype);
+  DeviceTensor(std::vector<std::int64_t> shape, DType dtype);
   /// Wraps `pointer` (16-byte aligned, holding the whole tensor) without
   /// owning it.
   static DeviceTensor borrow(CUdeviceptr pointer, std::vector<std::int64_t> shape,
-                             dsl::DType dtype);
+                             DType dtype);
   /// An owning copy of `host` (synchronous).
   static DeviceTensor fromHost(const HostTensor &host);
 
@@ -39,13 +39,13 @@ public:
   CUdeviceptr pointer() const { return pointer_; }
   bool owning() const { return static_cast<bool>(owner_); }
   const std::vector<std::int64_t> &shape() const { return shape_; }
-  dsl::DType dtype() const { return dtype_; }
+  DType dtype() const { return dtype_; }
   std::int64_t numel() const;
   std::size_t bytes() const;
 
 private:
   std::vector<std::int64_t> shape_;
-  dsl::DType dtype_ = dsl::DType::f32;
+  DType dtype_ = DType::f32;
   CUdeviceptr pointer_ = 0;
   struct Allocation;
   std::shared_ptr<Allocation> owner_; // frees the allocation (owning tensors only)

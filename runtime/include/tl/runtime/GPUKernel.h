@@ -14,7 +14,7 @@ public:
   /// Compiles for the current device's architecture (or `arch`), through the
   /// on-disk cache unless `useCache` is false, and loads the module. Throws
   /// CudaError when there is no GPU.
-  explicit GPUKernel(const dsl::Program &program, const std::string &arch = "",
+  explicit GPUKernel(const ModuleHandle &program, const std::string &arch = "",
                      bool useCache = true);
   /// Loads an already compiled kernel (a header from `tlc --emit=header`).
   explicit GPUKernel(GPUBinary binary);

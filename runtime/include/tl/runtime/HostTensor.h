@@ -1,7 +1,7 @@
 // An owning, zero-initialised, row-major tensor in host memory. Light header.
 #pragma once
 
-#include "tl/dsl/Types.h"
+#include "tl/Support/DType.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -14,10 +14,10 @@ namespace tl::runtime {
 class HostTensor {
 public:
   HostTensor() = default;
-  HostTensor(std::vector<std::int64_t> shape, dsl::DType dtype);
+  HostTensor(std::vector<std::int64_t> shape, DType dtype);
 
   const std::vector<std::int64_t> &shape() const { return shape_; }
-  dsl::DType dtype() const { return dtype_; }
+  DType dtype() const { return dtype_; }
   std::int64_t numel() const;
   std::size_t bytes() const;
   void *data() { return storage_.get(); }
@@ -27,14 +27,14 @@ public:
   float at(std::int64_t i) const;
   void set(std::int64_t i, float value);
   std::vector<float> toFloat() const;
-  static HostTensor fromFloat(std::vector<std::int64_t> shape, dsl::DType dtype,
+  static HostTensor fromFloat(std::vector<std::int64_t> shape, DType dtype,
                               const std::vector<float> &values);
   /// Sets every element (poisoning outputs before a run, say).
   void fill(float value);
 
 private:
   std::vector<std::int64_t> shape_;
-  dsl::DType dtype_ = dsl::DType::f32;
+  DType dtype_ = DType::f32;
   std::shared_ptr<std::byte[]> storage_;
 };
 

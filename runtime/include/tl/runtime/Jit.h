@@ -22,6 +22,6 @@ struct JitOptions {
   bool cache = true;                 // GPU: the on-disk cache (runtime/KernelCache.h)
 };
 
-std::unique_ptr<runtime::Kernel> jit(const dsl::Program &program, const JitOptions &options = {});
+std::unique_ptr<runtime::Kernel> jit(const ModuleHandle &program, const JitOptions &options = {});
 
 } // namespace tl

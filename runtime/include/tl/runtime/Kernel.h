@@ -3,7 +3,7 @@
 // Light header.
 #pragma once
 
-#include "tl/dsl/Program.h"
+#include "tl/Compiler/ModuleHandle.h"
 #include "tl/runtime/DeviceTensor.h"
 #include "tl/runtime/HostTensor.h"
 
@@ -14,9 +14,9 @@ namespace tl::runtime {
 
 class Kernel {
 public:
-  explicit Kernel(const dsl::Program &program)
+  explicit Kernel(const ModuleHandle &program)
       : name_(program.name()), params_(program.params()) {}
-  Kernel(std::string name, std::vector<dsl::Param> params)
+  Kernel(std::string name, std::vector<Param> params)
       : name_(std::move(name)), params_(std::move(params)) {}
   virtual ~Kernel() = default;
 
@@ -38,7 +38,7 @@ public:
                                          CUstream stream = nullptr) const;
 
   const std::string &name() const { return name_; }
-  const std::vector<dsl::Param> &params() const { return params_; }
+  const std::vector<Param> &params() const { return params_; }
 
 protected:
   /// Checks `args` against the signature; throws std::invalid_argument.
@@ -47,7 +47,7 @@ protected:
 
 private:
   std::string name_;
-  std::vector<dsl::Param> params_;
+  std::vector<Param> params_;
 };
 
 } // namespace tl::runtime

@@ -26,7 +26,7 @@ public:
   static bool enabledByEnvironment();
 
   /// The key of `program` compiled for `arch`.
-  static std::string key(const dsl::Program &program, const std::string &arch);
+  static std::string key(const ModuleHandle &program, const std::string &arch);
 
   std::optional<GPUBinary> load(const std::string &key) const;
   /// Best effort: a cache that cannot be written is not an error.
@@ -48,7 +48,7 @@ void assembleWherePossible(GPUBinary &binary);
 /// cache (unless disabled by `useCache` or $TLC_CACHE=0). `hit` tells whether
 /// a cache served it. `sharedMemoryLimit` as GPUCompileOptions' (0: the
 /// arch's); a kernel cached under one limit is not served under another.
-GPUBinary compileForGPUCached(const dsl::Program &program, const std::string &arch,
+GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &arch,
                               bool useCache = true, bool *hit = nullptr,
                               std::int64_t sharedMemoryLimit = 0);
 

@@ -32,7 +32,7 @@ mlir::MemRefType getBufferType(llvm::ArrayRef<int64_t> shape,
                                mlir::Type elementType, MemoryScope scope);
 
 /// Registers the tl dialect and every upstream dialect tl programs use (and
-/// the crash report's naming of the running pass, tl/Support/CrashHandler.h).
+/// the crash report's naming of the running pass, tl/Compiler/CrashHandler.h).
 void registerTLDialects(mlir::DialectRegistry &registry);
 
 } // namespace tl

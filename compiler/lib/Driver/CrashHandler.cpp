@@ -9,7 +9,7 @@
 // that runs the action, so this holds with threading on.
 //
 //===----------------------------------------------------------------------===//
-#include "tl/Support/CrashHandler.h"
+#include "tl/Compiler/CrashHandler.h"
 
 #include "tl/Dialect/TL/TLDialect.h"
 

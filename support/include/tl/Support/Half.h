@@ -1,11 +1,13 @@
-// IEEE binary16 <-> binary32, round to nearest even. Light header.
+// IEEE binary16 <-> binary32, round to nearest even. Header only: the
+// runtime (host tensors) and the compiler (the CPU JIT's conversion
+// helpers) share it.
 #pragma once
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 
-namespace tl::runtime {
+namespace tl {
 
 inline float halfToFloat(std::uint16_t h) {
   std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
@@ -36,4 +38,4 @@ inline std::uint16_t floatToHalf(float f) {
   return static_cast<std::uint16_t>(sign | (rebiased >> 13)); // may carry to inf
 }
 
-} // namespace tl::runtime
+} // namespace tl
