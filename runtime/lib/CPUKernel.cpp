@@ -3,6 +3,7 @@
 #include "tl/runtime/CPUKernel.h"
 
 #include "tl/Compiler/HostJIT.h"
+#include "tl/runtime/KernelCache.h"
 #include "tl/Compiler/CrashHandler.h"
 
 #include <algorithm>
@@ -37,7 +38,7 @@ Descriptor describe(HostTensor &tensor) {
 
 CPUKernel::CPUKernel(const ModuleHandle &program) : Kernel(program) {
   installCrashHandlerUnlessDisabled();
-  executable_ = HostExecutable::compile(program);
+  executable_ = HostExecutable::compile(program, compileTimingRequested());
 }
 CPUKernel::~CPUKernel() = default;
 

@@ -4,6 +4,7 @@
 #include "tl/CompilerFingerprint.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -201,12 +202,23 @@ void KernelCache::clear() const {
       fs::remove(entry.path(), error);
 }
 
+bool compileTimingRequested() {
+  const char *flag = std::getenv("TLC_TIMING");
+  return flag && (std::string(flag) == "1" || std::string(flag) == "on");
+}
+
 void assembleWherePossible(GPUBinary &binary) {
   std::string ptxas = findPtxas();
   if (ptxas.empty() || !binary.cubin.empty())
     return;
   try {
+    auto start = std::chrono::steady_clock::now();
     binary.cubin = assembleCubin(ptxas, binary.ptx, binary.arch);
+    if (compileTimingRequested())
+      std::fprintf(stderr, "tlc: ptxas %s for %s: %.1f ms\n", binary.arch.c_str(),
+                   binary.name.c_str(),
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                             start).count());
   } catch (const std::exception &error) {
     // The driver can still JIT the PTX (an older ptxas may not know the PTX
     // version we emit); say so once per kernel rather than fail.
@@ -219,7 +231,8 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
                               bool useCache, bool *hit, std::int64_t sharedMemoryLimit) {
   if (hit)
     *hit = false;
-  GPUCompileOptions options{.sharedMemoryLimit = sharedMemoryLimit};
+  GPUCompileOptions options{.timing = compileTimingRequested(),
+                            .sharedMemoryLimit = sharedMemoryLimit};
   if (!useCache || !KernelCache::enabledByEnvironment()) {
     GPUBinary binary = compileForGPU(program, arch, options);
     assembleWherePossible(binary);

@@ -2,8 +2,11 @@
 //
 //   tlc FILE.cpp --list
 //   tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND] [--target=sm_80|sm_90a|cpu]
-//       [-o PATH] [--print-ir-after-all]
-//   tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH]
+//       [-o PATH] [--print-ir-after-all] [--timing]
+//   tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--timing]
+//
+// --timing prints how long each compile step took (every MLIR pass, the
+// LLVM steps, ptxas) to stderr.
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and
@@ -24,6 +27,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -40,7 +44,7 @@ namespace {
 struct Options {
   std::string input, program, emit = "tl", target = "sm_90a", output;
   std::vector<std::pair<std::string, std::string>> params;
-  bool list = false, printIRAfterAll = false;
+  bool list = false, printIRAfterAll = false, timing = false;
 };
 
 [[noreturn]] void usage(const std::string &problem) {
@@ -48,8 +52,9 @@ struct Options {
                "tlc: %s\n"
                "usage: tlc FILE.cpp --list\n"
                "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND]\n"
-               "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all]\n"
+               "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all] [--timing]\n"
                "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
+               "           [--timing]\n"
                "KIND: tl, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
                problem.c_str());
   std::exit(2);
@@ -75,6 +80,8 @@ Options parse(int argc, char **argv) {
       o.list = true;
     else if (arg == "--print-ir-after-all")
       o.printIRAfterAll = true;
+    else if (arg == "--timing")
+      o.timing = true;
     else if (arg == "-k")
       o.program = value("-k");
     else if (arg == "-o")
@@ -258,8 +265,10 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
   if (o.emit == "thread" || o.emit == "llvm")
     return o.target == "cpu" ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
                              : tl::emitGPUStage(program, o.target, o.emit,
-                                                               {.printIRAfterAll = o.printIRAfterAll});
-  tl::GPUBinary binary = tl::compileForGPU(program, o.target, {.printIRAfterAll = o.printIRAfterAll});
+                                                {.printIRAfterAll = o.printIRAfterAll,
+                                                 .timing = o.timing});
+  tl::GPUBinary binary = tl::compileForGPU(
+      program, o.target, {.printIRAfterAll = o.printIRAfterAll, .timing = o.timing});
   // Correct but slow: say why the gemms did not get the tensor-core layout.
   if (binary.fragmentLayout.starts_with("row: ") && binary.fragmentLayout != "row: no gemm")
     std::fprintf(stderr, "tlc: warning: %s: fragments take the Row layout (no tensor cores): %s\n",
@@ -271,7 +280,13 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
     if (ptxas.empty())
       fail("--emit=cubin needs ptxas: install the CUDA toolkit, put ptxas on PATH or name it "
            "in TLC_PTXAS");
-    return tl::assembleCubin(ptxas, binary.ptx, o.target);
+    auto start = std::chrono::steady_clock::now();
+    std::string cubin = tl::assembleCubin(ptxas, binary.ptx, o.target);
+    if (o.timing)
+      std::fprintf(stderr, "tlc: ptxas %s: %.1f ms\n", o.target.c_str(),
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                             start).count());
+    return cubin;
   }
   tl::runtime::assembleWherePossible(binary); // the header embeds the cubin where it can
   return header(binary, fs::path(o.input).filename().string());

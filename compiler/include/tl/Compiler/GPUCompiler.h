@@ -35,6 +35,10 @@ std::int64_t sharedMemoryLimit(const std::string &arch);
 struct GPUCompileOptions {
   /// Every pass's output goes to stderr.
   bool printIRAfterAll = false;
+  /// How long each step took goes to stderr: verification, every MLIR pass,
+  /// LLVM IR translation, LLVM's optimization, NVPTX code generation
+  /// (tlc --timing; TLC_TIMING=1 for the runtime's compiles).
+  bool timing = false;
   /// The shared memory a block may use, in bytes; 0: sharedMemoryLimit(arch).
   /// The runtime passes the device's own when it compiles for the GPU it has.
   std::int64_t sharedMemoryLimit = 0;

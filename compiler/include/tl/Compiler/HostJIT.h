@@ -22,8 +22,10 @@ public:
   using Entry = void (*)(void **);
 
   /// Verifies, lowers (buildCPUPipeline) and JIT-compiles `program`. Throws
-  /// tl::Error with the author's location on a compile error.
-  static std::unique_ptr<HostExecutable> compile(const ModuleHandle &program);
+  /// tl::Error with the author's location on a compile error. With `timing`,
+  /// how long each step took goes to stderr.
+  static std::unique_ptr<HostExecutable> compile(const ModuleHandle &program,
+                                                 bool timing = false);
   ~HostExecutable();
 
   Entry entry() const;

@@ -56,8 +56,14 @@ const std::vector<std::int64_t> &HostExecutable::grid() const {
 std::int64_t HostExecutable::threads() const { return impl_->threads; }
 std::int64_t HostExecutable::onChipBytes() const { return impl_->onChipBytes; }
 
-std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &program) {
+std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &program,
+                                                        bool timing) {
+  DefaultTimingManager timingManager; // prints its report when it goes, if enabled
+  timingManager.setEnabled(timing);
+  TimingScope root = timingManager.getRootScope();
+  TimingScope verification = root.nest("verification");
   program.verify();
+  verification.stop();
   ModuleHandle::State &p = program.state();
   MLIRContext *context = p.context.get();
   registerBuiltinDialectTranslation(*context);
@@ -76,7 +82,10 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &prog
   });
 
   OwningOpRef<ModuleOp> module = p.module->clone();
-  runPipelineOrThrow(*module, buildCPUPipeline, "CPU lowering failed");
+  TimingScope passes = root.nest("MLIR passes");
+  runPipelineOrThrow(*module, buildCPUPipeline, "CPU lowering failed", {.timing = &passes});
+  passes.stop();
+  TimingScope jit = root.nest("LLVM translation, optimization and JIT");
 
   initializeNativeTarget();
   ExecutionEngineOptions options;

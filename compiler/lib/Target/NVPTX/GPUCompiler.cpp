@@ -19,6 +19,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -103,9 +104,11 @@ llvm::TargetMachine *nvptxMachine(const std::string &arch) {
 /// The kernel module as optimized LLVM IR for `machine` (what NVPTX compiles).
 std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMachine &machine,
                                             const std::string &name,
-                                            llvm::LLVMContext &llvmContext) {
+                                            llvm::LLVMContext &llvmContext, TimingScope &timing) {
+  TimingScope translation = timing.nest("LLVM IR translation");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(gpuModule, llvmContext, name);
+  translation.stop();
   if (!llvmModule)
     throw std::runtime_error("PTX: translating '" + name + "' to LLVM IR failed");
   llvmModule->setTargetTriple(machine.getTargetTriple());
@@ -116,17 +119,19 @@ std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMa
   for (llvm::GlobalVariable &global : llvmModule->globals())
     if (global.getAddressSpace() == 3 && global.getAlign().valueOrOne() < llvm::Align(128))
       global.setAlignment(llvm::Align(128));
+  TimingScope optimization = timing.nest("LLVM optimization (O3)");
   if (llvm::Error err = makeOptimizingTransformer(3, 0, &machine)(llvmModule.get()))
     throw std::runtime_error("PTX: optimizing failed: " + llvm::toString(std::move(err)));
   return llvmModule;
 }
 
-std::string emitPTX(Operation *gpuModule, const std::string &arch,
-                    const std::string &name) {
+std::string emitPTX(Operation *gpuModule, const std::string &arch, const std::string &name,
+                    TimingScope &timing) {
   std::unique_ptr<llvm::TargetMachine> machine(nvptxMachine(arch));
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      optimizedLLVM(gpuModule, *machine, name, llvmContext);
+      optimizedLLVM(gpuModule, *machine, name, llvmContext, timing);
+  TimingScope codegen = timing.nest("NVPTX code generation");
   std::string ptx;
   {
     llvm::raw_string_ostream os(ptx);
@@ -159,16 +164,19 @@ GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOpti
 /// The program lowered by buildGPUPipeline, and its kernel module.
 std::pair<OwningOpRef<ModuleOp>, gpu::GPUModuleOp>
 lowerForGPU(const ModuleHandle &program, const std::string &arch,
-            const GPUCompileOptions &options) {
+            const GPUCompileOptions &options, TimingScope &timing) {
   checkArch(arch);
+  TimingScope verification = timing.nest("verification");
   program.verify();
+  verification.stop();
   ModuleHandle::State &p = program.state();
   registerGPULowering(*p.context);
   OwningOpRef<ModuleOp> module = p.module->clone();
   GPUPipelineOptions pipeline = pipelineOptions(arch, options);
+  TimingScope passes = timing.nest("MLIR passes");
   runPipelineOrThrow(
       *module, [&](OpPassManager &pm) { buildGPUPipeline(pm, pipeline); },
-      "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll});
+      "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll, .timing = &passes});
   gpu::GPUModuleOp gpuModule;
   module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
   if (!gpuModule)
@@ -201,7 +209,10 @@ std::int64_t sharedMemoryLimit(const std::string &arch) {
 
 GPUBinary compileForGPU(const ModuleHandle &program, const std::string &arch,
                         const GPUCompileOptions &options) {
-  auto [module, gpuModule] = lowerForGPU(program, arch, options);
+  DefaultTimingManager timingManager; // prints its report when it goes, if enabled
+  timingManager.setEnabled(options.timing);
+  TimingScope timing = timingManager.getRootScope();
+  auto [module, gpuModule] = lowerForGPU(program, arch, options, timing);
   ModuleHandle::State &p = program.state();
   GPUBinary binary;
   binary.name = p.name;
@@ -217,31 +228,35 @@ GPUBinary compileForGPU(const ModuleHandle &program, const std::string &arch,
     if (auto layout = func->getAttrOfType<StringAttr>("tl.fragment_layout"))
       binary.fragmentLayout = layout.str();
   });
-  binary.ptx = emitPTX(gpuModule, arch, p.name);
+  binary.ptx = emitPTX(gpuModule, arch, p.name, timing);
   return binary;
 }
 
 std::string emitGPUStage(const ModuleHandle &program, const std::string &arch,
                          const std::string &stage, const GPUCompileOptions &options) {
   checkArch(arch);
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(options.timing);
+  TimingScope timing = timingManager.getRootScope();
   if (stage == "thread") {
     program.verify();
     ModuleHandle::State &p = program.state();
     registerGPULowering(*p.context);
     OwningOpRef<ModuleOp> module = p.module->clone();
     GPUPipelineOptions pipeline = pipelineOptions(arch, options);
+    TimingScope passes = timing.nest("MLIR passes");
     runPipelineOrThrow(
         *module, [&](OpPassManager &pm) { buildGPULowering(pm, pipeline); },
-        "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll});
+        "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll, .timing = &passes});
     return printed(*module);
   }
   if (stage != "llvm")
     throw std::invalid_argument("emitGPUStage: no stage '" + stage + "' (thread or llvm)");
-  auto [module, gpuModule] = lowerForGPU(program, arch, options);
+  auto [module, gpuModule] = lowerForGPU(program, arch, options, timing);
   std::unique_ptr<llvm::TargetMachine> machine(nvptxMachine(arch));
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      optimizedLLVM(gpuModule, *machine, program.name(), llvmContext);
+      optimizedLLVM(gpuModule, *machine, program.name(), llvmContext, timing);
   std::string text;
   llvm::raw_string_ostream os(text);
   llvmModule->print(os, nullptr);

@@ -40,6 +40,10 @@ private:
   std::string directory_;
 };
 
+/// TLC_TIMING=1 (or "on"): the runtime's compiles print how long each step
+/// took to stderr (GPUCompileOptions::timing, and ptxas's time).
+bool compileTimingRequested();
+
 /// Adds ptxas's cubin to `binary` when a ptxas is there (tl/Compiler/Ptxas.h);
 /// when ptxas fails, warns on stderr and leaves the PTX to the driver's JIT.
 void assembleWherePossible(GPUBinary &binary);
