@@ -25,17 +25,23 @@ def ConvertTLToCPU : Pass<"convert-tl-to-cpu", "::mlir::ModuleOp"> {
 def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Lower tl programs to per-thread code in a gpu.module";
   let description = [{
-    Each kernel becomes a gpu.func in a gpu.module. This first GPU lowering
-    uses one layout for every fragment: thread t owns the rows t, t + T,
-    t + 2T, ... of dimension 0 (T threads), held in a per-thread array. Row
-    vectors (scores_max) and the rows of 2-D fragments (acc_s, acc_o) thus
-    live in the same thread, so parallel loops, row reductions, casts and gemm
-    accumulators need no communication. Shared buffers are planned into
-    dynamic shared memory (size in `tl.shared_bytes`); copies and loops that
-    touch no fragment are spread over all threads, with a barrier before and
-    after every write to shared memory. exp2/log2 use the approximate PTX
-    instructions. The mma.sync layouts of issue 4 replace the row layout
-    later; the ops' structure stays.
+    Each kernel becomes a gpu.func in a gpu.module, lowered by one walker
+    (KernelLowering) over its body in program order:
+
+    - fragment layouts: the mma.sync layout (m16n8k16 warp tiles; row
+      reductions by quad shuffles) where every fragment can take it, else the
+      Row layout (thread t owns rows t, t + T, ...), which works for every
+      program; the reason is kept in `tl.fragment_layout`;
+    - pipelined loops: the copies that can go asynchronous are issued as
+      cp.async groups `num_stages` iterations ahead into rotating copies of
+      their tiles;
+    - shared memory: tiles whose lives do not overlap share bytes (first fit,
+      128-byte aligned), the total in `tl.shared_bytes`;
+    - each tile op to per-thread code (ldmatrix + mma.sync, 16-byte vector
+      copies, swizzled tiles, shuffles), with a barrier around every shared
+      write; then element accesses through index maps, swizzled addresses,
+      exp2/log2 as the PTX approximations, shared divisors, paired stores and
+      the removal of barriers that order nothing.
 
     A kernel whose planned shared memory exceeds `shared-memory-limit` bytes
     (when it is set) is an error at the alloc_shared whose tile crosses the
