@@ -28,15 +28,13 @@ std::shared_ptr<ModuleHandle::State> newState(const std::string &name) {
 } // namespace
 
 ProgramImpl::ProgramImpl(const std::string &programName, SourceLoc loc)
-    : handle(newState(programName)), name(handle.state().name),
-      context(handle.state().context), module(handle.state().module),
-      params(handle.state().params), broken(handle.state().incomplete),
-      builder(context.get()) {
+    : handle(newState(programName)), name(handle.state().name), context(handle.state().context),
+      module(handle.state().module), params(handle.state().params),
+      broken(handle.state().incomplete), builder(context.get()) {
   Location location = toLocation(*this, loc);
   module = ModuleOp::create(location);
   builder.setInsertionPointToEnd(module->getBody());
-  func = func::FuncOp::create(builder, location, name,
-                              builder.getFunctionType({}, {}));
+  func = func::FuncOp::create(builder, location, name, builder.getFunctionType({}, {}));
   Block *entry = func.addEntryBlock();
   builder.setInsertionPointToEnd(entry);
   func::ReturnOp::create(builder, location);
@@ -62,28 +60,24 @@ ProgramImpl &activeProgram(const char *what, SourceLoc loc) {
 
 ProgramImpl &activeProgram(const char *what) {
   if (!currentProgram)
-    fail(currentSourceLoc,
-         fmt::format("{} must be built inside a kernel body", what));
+    fail(currentSourceLoc, fmt::format("{} must be built inside a kernel body", what));
   return *currentProgram;
 }
 
 SourceLoc lastSourceLoc() { return currentSourceLoc; }
 
-ActiveProgramScope::ActiveProgramScope(ProgramImpl &program)
-    : previous_(currentProgram) {
+ActiveProgramScope::ActiveProgramScope(ProgramImpl &program) : previous_(currentProgram) {
   currentProgram = &program;
 }
 ActiveProgramScope::~ActiveProgramScope() { currentProgram = previous_; }
 
 Location toLocation(ProgramImpl &program, SourceLoc loc) {
   currentSourceLoc = loc;
-  return FileLineColLoc::get(program.context.get(), loc.file_name(), loc.line(),
-                             loc.column());
+  return FileLineColLoc::get(program.context.get(), loc.file_name(), loc.line(), loc.column());
 }
 
 Location lastLocation(ProgramImpl &program) {
-  return FileLineColLoc::get(program.context.get(),
-                             currentSourceLoc.file_name(),
+  return FileLineColLoc::get(program.context.get(), currentSourceLoc.file_name(),
                              currentSourceLoc.line(), currentSourceLoc.column());
 }
 
@@ -111,22 +105,18 @@ DType fromMLIR(Type type, Location loc) {
   failAt(loc, "unsupported element type " + text);
 }
 
-Value unwrap(const Buffer &buffer) {
-  return Value::getFromOpaquePointer(buffer.handle());
-}
+Value unwrap(const Buffer &buffer) { return Value::getFromOpaquePointer(buffer.handle()); }
 
 Buffer wrapBuffer(Value value, std::string name) {
   auto type = cast<MemRefType>(value.getType());
   Scope scope = static_cast<Scope>(tl::getMemoryScope(type));
   return Buffer(value.getAsOpaquePointer(), std::move(name),
-                std::vector<std::int64_t>(type.getShape().begin(),
-                                          type.getShape().end()),
+                std::vector<std::int64_t>(type.getShape().begin(), type.getShape().end()),
                 fromMLIR(type.getElementType(), value.getLoc()), scope);
 }
 
 Expr wrap(Value value) {
-  return Expr::fromHandle(value.getAsOpaquePointer(),
-                          fromMLIR(value.getType(), value.getLoc()));
+  return Expr::fromHandle(value.getAsOpaquePointer(), fromMLIR(value.getType(), value.getLoc()));
 }
 
 Value convert(ProgramImpl &program, Value value, Type type, Location loc) {
@@ -149,9 +139,7 @@ Value convert(ProgramImpl &program, Value value, Type type, Location loc) {
   if (fromFloat) {
     Type intType = type.isIndex() ? b.getI64Type() : type;
     Value result = b.createOrFold<arith::FPToSIOp>(loc, intType, value);
-    return type.isIndex()
-               ? b.createOrFold<arith::IndexCastOp>(loc, type, result)
-               : result;
+    return type.isIndex() ? b.createOrFold<arith::IndexCastOp>(loc, type, result) : result;
   }
   if (from.isIndex() || type.isIndex())
     return b.createOrFold<arith::IndexCastOp>(loc, type, value);
@@ -163,22 +151,18 @@ Value convert(ProgramImpl &program, Value value, Type type, Location loc) {
   return b.createOrFold<arith::TruncIOp>(loc, type, value);
 }
 
-Value materialize(ProgramImpl &program, const Expr &expr, Type type,
-                  Location loc) {
+Value materialize(ProgramImpl &program, const Expr &expr, Type type, Location loc) {
   OpBuilder &b = program.builder;
   if (!expr.valid())
     failAt(loc, "use of an empty expression (a default-constructed Expr)");
   if (!expr.isLiteral())
-    return convert(program, Value::getFromOpaquePointer(expr.handle()), type,
-                   loc);
+    return convert(program, Value::getFromOpaquePointer(expr.handle()), type, loc);
   if (auto floatType = dyn_cast<FloatType>(type))
-    return arith::ConstantOp::create(
-        b, loc, b.getFloatAttr(floatType, expr.literalValue()));
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, expr.literalValue()));
   if (!expr.isIntLiteral()) {
     double value = expr.literalValue();
     if (value != static_cast<double>(static_cast<std::int64_t>(value)))
-      failAt(loc, fmt::format("the float {} is used where an integer is needed",
-                              value));
+      failAt(loc, fmt::format("the float {} is used where an integer is needed", value));
   }
   auto value = static_cast<std::int64_t>(expr.literalValue());
   if (type.isIndex())
@@ -187,12 +171,11 @@ Value materialize(ProgramImpl &program, const Expr &expr, Type type,
 }
 
 Value materialize(ProgramImpl &program, const Expr &expr, Location loc) {
-  return materialize(program, expr,
-                     toMLIR(program.context.get(), expr.dtype()), loc);
+  return materialize(program, expr, toMLIR(program.context.get(), expr.dtype()), loc);
 }
 
-void buildBody(ProgramImpl &program, mlir::Region &region, unsigned numIndices,
-               int arity, const Body &body, const char *what, SourceLoc loc) {
+void buildBody(ProgramImpl &program, mlir::Region &region, unsigned numIndices, int arity,
+               const Body &body, const char *what, SourceLoc loc) {
   if (arity != static_cast<int>(numIndices))
     fail(loc, fmt::format("{} has {} dimension(s) but its body takes {} "
                           "index argument(s)",
@@ -202,8 +185,7 @@ void buildBody(ProgramImpl &program, mlir::Region &region, unsigned numIndices,
   region.push_back(block);
   std::vector<Expr> indices;
   for (unsigned i = 0; i < numIndices; ++i)
-    indices.push_back(
-        wrap(block->addArgument(program.builder.getIndexType(), location)));
+    indices.push_back(wrap(block->addArgument(program.builder.getIndexType(), location)));
   InsertionScope scope(program);
   program.builder.setInsertionPointToStart(block);
   body(indices);

@@ -95,15 +95,13 @@ Expr wrap(mlir::Value value);
 /// are converted (float <-> float, int <-> float, int <-> index).
 mlir::Value materialize(ProgramImpl &program, const Expr &expr, mlir::Type type,
                         mlir::Location loc);
-mlir::Value convert(ProgramImpl &program, mlir::Value value, mlir::Type type,
-                    mlir::Location loc);
+mlir::Value convert(ProgramImpl &program, mlir::Value value, mlir::Type type, mlir::Location loc);
 /// The IR value of `expr` in its own type (literals: index, f32 or i1).
-mlir::Value materialize(ProgramImpl &program, const Expr &expr,
-                        mlir::Location loc);
+mlir::Value materialize(ProgramImpl &program, const Expr &expr, mlir::Location loc);
 
 /// Builds a single-block region body: block arguments of index type, one per
 /// index, then the author's body with the insertion point inside it.
-void buildBody(ProgramImpl &program, mlir::Region &region, unsigned numIndices,
-               int arity, const Body &body, const char *what, SourceLoc loc);
+void buildBody(ProgramImpl &program, mlir::Region &region, unsigned numIndices, int arity,
+               const Body &body, const char *what, SourceLoc loc);
 
 } // namespace tl::dsl::detail

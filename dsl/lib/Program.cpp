@@ -3,7 +3,6 @@
 
 #include "tl/Dialect/TL/TLDialect.h"
 
-
 #include <fmt/format.h>
 
 using namespace mlir;
@@ -13,9 +12,8 @@ using namespace detail;
 
 namespace {
 
-Buffer addParameter(ProgramImpl &p, const std::string &name,
-                    std::vector<std::int64_t> shape, DType dtype, bool output,
-                    SourceLoc loc) {
+Buffer addParameter(ProgramImpl &p, const std::string &name, std::vector<std::int64_t> shape,
+                    DType dtype, bool output, SourceLoc loc) {
   if (p.hasKernel)
     fail(loc, fmt::format("parameter '{}' is declared after the kernel; "
                           "declare every tensor first",
@@ -29,16 +27,14 @@ Buffer addParameter(ProgramImpl &p, const std::string &name,
                             "extents must be positive",
                             name, extent, d));
   Location location = toLocation(p, loc);
-  MemRefType type = tl::getBufferType(shape, toMLIR(p.context.get(), dtype),
-                                      tl::MemoryScope::global);
+  MemRefType type =
+      tl::getBufferType(shape, toMLIR(p.context.get(), dtype), tl::MemoryScope::global);
   SmallVector<NamedAttribute> attrs = {
       p.builder.getNamedAttr("tl.name", p.builder.getStringAttr(name))};
   if (output)
     attrs.push_back(p.builder.getNamedAttr("tl.output", p.builder.getUnitAttr()));
   unsigned position = p.func.getNumArguments();
-  if (failed(p.func.insertArgument(position, type,
-                                   p.builder.getDictionaryAttr(attrs),
-                                   location)))
+  if (failed(p.func.insertArgument(position, type, p.builder.getDictionaryAttr(attrs), location)))
     fail(loc, "could not add the parameter");
   p.params.push_back({name, shape, dtype, output});
   return wrapBuffer(p.func.getArgument(position), name);
@@ -55,27 +51,27 @@ Program::~Program() = default;
 Program::Program(Program &&) noexcept = default;
 Program &Program::operator=(Program &&) noexcept = default;
 
-Buffer Program::tensor(const std::string &name, std::vector<std::int64_t> shape,
-                       DType dtype, SourceLoc loc) {
+Buffer Program::tensor(const std::string &name, std::vector<std::int64_t> shape, DType dtype,
+                       SourceLoc loc) {
   return addParameter(*impl_, name, std::move(shape), dtype, false, loc);
 }
 
-Buffer Program::output(const std::string &name, std::vector<std::int64_t> shape,
-                       DType dtype, SourceLoc loc) {
+Buffer Program::output(const std::string &name, std::vector<std::int64_t> shape, DType dtype,
+                       SourceLoc loc) {
   return addParameter(*impl_, name, std::move(shape), dtype, true, loc);
 }
 
-void Program::buildKernel(std::vector<std::int64_t> grid, std::int64_t threads,
-                          int arity, const Body &body, SourceLoc loc) {
+void Program::buildKernel(std::vector<std::int64_t> grid, std::int64_t threads, int arity,
+                          const Body &body, SourceLoc loc) {
   ProgramImpl &p = *impl_;
   if (p.hasKernel)
     fail(loc, "a program has one kernel; this is the second");
   p.hasKernel = true;
   Location location = toLocation(p, loc);
-  auto op = KernelOp::create(
-      p.builder, location, TypeRange{}, ValueRange{},
-      {p.builder.getNamedAttr("grid", p.builder.getDenseI64ArrayAttr(grid)),
-       p.builder.getNamedAttr("threads", p.builder.getI64IntegerAttr(threads))});
+  auto op =
+      KernelOp::create(p.builder, location, TypeRange{}, ValueRange{},
+                       {p.builder.getNamedAttr("grid", p.builder.getDenseI64ArrayAttr(grid)),
+                        p.builder.getNamedAttr("threads", p.builder.getI64IntegerAttr(threads))});
   try {
     ActiveProgramScope active(p);
     buildBody(p, op.getBody(), grid.size(), arity, body, "kernel", loc);

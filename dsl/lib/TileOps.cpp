@@ -24,22 +24,26 @@ using namespace detail;
 
 namespace {
 
-Buffer allocate(std::vector<std::int64_t> shape, DType dtype, Scope scope,
-                const char *what, SourceLoc loc) {
+Buffer allocate(std::vector<std::int64_t> shape, DType dtype, Scope scope, const char *what,
+                SourceLoc loc) {
   ProgramImpl &p = activeProgram(what, loc);
   Location location = toLocation(p, loc);
   MemRefType type =
-      tl::getBufferType(shape, toMLIR(p.context.get(), dtype),
-                        static_cast<tl::MemoryScope>(scope));
+      tl::getBufferType(shape, toMLIR(p.context.get(), dtype), static_cast<tl::MemoryScope>(scope));
   Operation *op = nullptr;
   switch (scope) {
-  case Scope::shared: op = AllocSharedOp::create(p.builder, location, type); break;
-  case Scope::fragment: op = AllocFragmentOp::create(p.builder, location, type); break;
-  default: op = AllocLocalOp::create(p.builder, location, type); break;
+  case Scope::shared:
+    op = AllocSharedOp::create(p.builder, location, type);
+    break;
+  case Scope::fragment:
+    op = AllocFragmentOp::create(p.builder, location, type);
+    break;
+  default:
+    op = AllocLocalOp::create(p.builder, location, type);
+    break;
   }
   verifyOrThrow(p, op, false);
-  return wrapBuffer(op->getResult(0),
-                    fmt::format("{}@{}", toString(scope), loc.line()));
+  return wrapBuffer(op->getResult(0), fmt::format("{}@{}", toString(scope), loc.line()));
 }
 
 /// Offsets and extents of a region, one per dimension of its buffer.
@@ -48,8 +52,7 @@ struct RegionBounds {
   SmallVector<int64_t> sizes;
 };
 
-RegionBounds regionBounds(ProgramImpl &p, const Region &region, Location loc,
-                          SourceLoc sourceLoc) {
+RegionBounds regionBounds(ProgramImpl &p, const Region &region, Location loc, SourceLoc sourceLoc) {
   const Buffer &buffer = region.buffer();
   RegionBounds bounds;
   if (!region.subscripted()) {
@@ -62,16 +65,14 @@ RegionBounds regionBounds(ProgramImpl &p, const Region &region, Location loc,
   if (static_cast<std::int64_t>(region.indices().size()) != buffer.rank())
     fail(sourceLoc, fmt::format("region of '{}' gives {} subscript(s) but the "
                                 "buffer has rank {}",
-                                buffer.name(), region.indices().size(),
-                                buffer.rank()));
+                                buffer.name(), region.indices().size(), buffer.rank()));
   for (auto [d, index] : llvm::enumerate(region.indices())) {
     if (index.isAll()) {
       bounds.offsets.push_back(arith::ConstantIndexOp::create(p.builder, loc, 0));
       bounds.sizes.push_back(buffer.shape()[d]);
       continue;
     }
-    bounds.offsets.push_back(
-        materialize(p, index.start(), p.builder.getIndexType(), loc));
+    bounds.offsets.push_back(materialize(p, index.start(), p.builder.getIndexType(), loc));
     bounds.sizes.push_back(index.extent());
   }
   return bounds;
@@ -81,16 +82,15 @@ NamedAttribute named(ProgramImpl &p, StringRef name, Attribute value) {
   return p.builder.getNamedAttr(name, value);
 }
 
-void reduce(tl::ReduceKind kind, const Buffer &src, const Buffer &dst, int dim,
-            bool clear, const char *what, SourceLoc loc) {
+void reduce(tl::ReduceKind kind, const Buffer &src, const Buffer &dst, int dim, bool clear,
+            const char *what, SourceLoc loc) {
   ProgramImpl &p = activeProgram(what, loc);
   Location location = toLocation(p, loc);
   std::int64_t normalized = dim < 0 ? dim + src.rank() : dim;
-  auto op = ReduceOp::create(
-      p.builder, location, TypeRange{}, ValueRange{unwrap(src), unwrap(dst)},
-      {named(p, "kind", ReduceKindAttr::get(p.context.get(), kind)),
-       named(p, "dim", p.builder.getI64IntegerAttr(normalized)),
-       named(p, "clear", p.builder.getBoolAttr(clear))});
+  auto op = ReduceOp::create(p.builder, location, TypeRange{}, ValueRange{unwrap(src), unwrap(dst)},
+                             {named(p, "kind", ReduceKindAttr::get(p.context.get(), kind)),
+                              named(p, "dim", p.builder.getI64IntegerAttr(normalized)),
+                              named(p, "clear", p.builder.getBoolAttr(clear))});
   verifyOrThrow(p, op, false);
 }
 
@@ -104,13 +104,17 @@ struct Interval {
 
 AffineExpr toAffine(const IndexExpr &e, MLIRContext *ctx, SourceLoc loc) {
   switch (e.kind()) {
-  case IndexExpr::Kind::Dim: return getAffineDimExpr(e.value(), ctx);
-  case IndexExpr::Kind::Constant: return getAffineConstantExpr(e.value(), ctx);
-  default: break;
+  case IndexExpr::Kind::Dim:
+    return getAffineDimExpr(e.value(), ctx);
+  case IndexExpr::Kind::Constant:
+    return getAffineConstantExpr(e.value(), ctx);
+  default:
+    break;
   }
   AffineExpr lhs = toAffine(e.lhs(), ctx, loc), rhs = toAffine(e.rhs(), ctx, loc);
   switch (e.kind()) {
-  case IndexExpr::Kind::Add: return lhs + rhs;
+  case IndexExpr::Kind::Add:
+    return lhs + rhs;
   case IndexExpr::Kind::Mul:
     if (!lhs.isSymbolicOrConstant() && !rhs.isSymbolicOrConstant())
       fail(loc, "an index-map layout may multiply an index by a constant only");
@@ -122,7 +126,8 @@ AffineExpr toAffine(const IndexExpr &e, MLIRContext *ctx, SourceLoc loc) {
       fail(loc, "an index-map layout may divide only by a positive constant");
     return e.kind() == IndexExpr::Kind::Mod ? lhs % rhs : lhs.floorDiv(rhs);
   }
-  default: return lhs;
+  default:
+    return lhs;
   }
 }
 
@@ -136,11 +141,10 @@ Interval rangeOf(AffineExpr e, ArrayRef<int64_t> shape) {
     return {c.getValue(), c.getValue()};
   auto bin = cast<AffineBinaryOpExpr>(e);
   Interval a = rangeOf(bin.getLHS(), shape), b = rangeOf(bin.getRHS(), shape);
-  auto floorDiv = [](int64_t x, int64_t y) {
-    return x >= 0 ? x / y : -((-x + y - 1) / y);
-  };
+  auto floorDiv = [](int64_t x, int64_t y) { return x >= 0 ? x / y : -((-x + y - 1) / y); };
   switch (e.getKind()) {
-  case AffineExprKind::Add: return {a.lo + b.lo, a.hi + b.hi};
+  case AffineExprKind::Add:
+    return {a.lo + b.lo, a.hi + b.hi};
   case AffineExprKind::Mul: {
     int64_t p[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
     return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
@@ -151,12 +155,12 @@ Interval rangeOf(AffineExpr e, ArrayRef<int64_t> shape) {
     if (a.lo >= 0 && floorDiv(a.lo, b.lo) == floorDiv(a.hi, b.lo))
       return {a.lo % b.lo, a.hi % b.lo};
     return {0, b.lo - 1};
-  default: return {0, 0};
+  default:
+    return {0, 0};
   }
 }
 
-Attribute layoutAttr(ProgramImpl &p, const Buffer &buffer, const Layout &layout,
-                     SourceLoc loc) {
+Attribute layoutAttr(ProgramImpl &p, const Buffer &buffer, const Layout &layout, SourceLoc loc) {
   MLIRContext *ctx = p.context.get();
   if (layout.kind() == Layout::Kind::Swizzled)
     return tl::SwizzleLayoutAttr::get(ctx);
@@ -179,10 +183,8 @@ Attribute layoutAttr(ProgramImpl &p, const Buffer &buffer, const Layout &layout,
 Buffer alloc_shared(std::vector<std::int64_t> shape, DType dtype, SourceLoc loc) {
   return allocate(std::move(shape), dtype, Scope::shared, "alloc_shared", loc);
 }
-Buffer alloc_fragment(std::vector<std::int64_t> shape, DType dtype,
-                      SourceLoc loc) {
-  return allocate(std::move(shape), dtype, Scope::fragment, "alloc_fragment",
-                  loc);
+Buffer alloc_fragment(std::vector<std::int64_t> shape, DType dtype, SourceLoc loc) {
+  return allocate(std::move(shape), dtype, Scope::fragment, "alloc_fragment", loc);
 }
 Buffer alloc_local(std::vector<std::int64_t> shape, DType dtype, SourceLoc loc) {
   return allocate(std::move(shape), dtype, Scope::local, "alloc_local", loc);
@@ -201,31 +203,27 @@ void copy(const Region &src, const Region &dst, SourceLoc loc) {
   Location location = toLocation(p, loc);
   RegionBounds from = regionBounds(p, src, location, loc);
   RegionBounds to = regionBounds(p, dst, location, loc);
-  auto op = CopyOp::create(p.builder, location, unwrap(src.buffer()),
-                           from.offsets, from.sizes, unwrap(dst.buffer()),
-                           to.offsets, to.sizes);
+  auto op = CopyOp::create(p.builder, location, unwrap(src.buffer()), from.offsets, from.sizes,
+                           unwrap(dst.buffer()), to.offsets, to.sizes);
   verifyOrThrow(p, op, false);
 }
 
 void fill(const Buffer &buffer, const Expr &value, SourceLoc loc) {
   ProgramImpl &p = activeProgram("fill", loc);
   Location location = toLocation(p, loc);
-  Value v = materialize(p, value, toMLIR(p.context.get(), buffer.dtype()),
-                        location);
+  Value v = materialize(p, value, toMLIR(p.context.get(), buffer.dtype()), location);
   auto op = FillOp::create(p.builder, location, unwrap(buffer), v);
   verifyOrThrow(p, op, false);
 }
 
 void clear(const Buffer &buffer, SourceLoc loc) { fill(buffer, Expr(0), loc); }
 
-void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options,
-          SourceLoc loc) {
+void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options, SourceLoc loc) {
   ProgramImpl &p = activeProgram("gemm", loc);
   Location location = toLocation(p, loc);
   SmallVector<NamedAttribute> attrs = {named(
       p, "policy",
-      GemmWarpPolicyAttr::get(p.context.get(),
-                              static_cast<tl::GemmWarpPolicy>(options.policy)))};
+      GemmWarpPolicyAttr::get(p.context.get(), static_cast<tl::GemmWarpPolicy>(options.policy)))};
   if (options.transpose_A)
     attrs.push_back(named(p, "transpose_a", p.builder.getUnitAttr()));
   if (options.transpose_B)
@@ -237,20 +235,16 @@ void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options
   verifyOrThrow(p, op, false);
 }
 
-void reduce_max(const Buffer &src, const Buffer &dst, int dim, bool clear,
-                SourceLoc loc) {
+void reduce_max(const Buffer &src, const Buffer &dst, int dim, bool clear, SourceLoc loc) {
   reduce(tl::ReduceKind::max, src, dst, dim, clear, "reduce_max", loc);
 }
-void reduce_min(const Buffer &src, const Buffer &dst, int dim, bool clear,
-                SourceLoc loc) {
+void reduce_min(const Buffer &src, const Buffer &dst, int dim, bool clear, SourceLoc loc) {
   reduce(tl::ReduceKind::min, src, dst, dim, clear, "reduce_min", loc);
 }
-void reduce_sum(const Buffer &src, const Buffer &dst, int dim, bool clear,
-                SourceLoc loc) {
+void reduce_sum(const Buffer &src, const Buffer &dst, int dim, bool clear, SourceLoc loc) {
   reduce(tl::ReduceKind::sum, src, dst, dim, clear, "reduce_sum", loc);
 }
-void reduce_abssum(const Buffer &src, const Buffer &dst, int dim, bool clear,
-                   SourceLoc loc) {
+void reduce_abssum(const Buffer &src, const Buffer &dst, int dim, bool clear, SourceLoc loc) {
   reduce(tl::ReduceKind::abssum, src, dst, dim, clear, "reduce_abssum", loc);
 }
 
@@ -266,52 +260,45 @@ void atomic_add(const Access &dst, const Expr &value, SourceLoc loc) {
   for (const Index &index : dst.indices()) {
     if (!index.isPoint())
       fail(loc, "atomic_add takes one element: a point per dimension");
-    indices.push_back(
-        materialize(p, index.start(), p.builder.getIndexType(), location));
+    indices.push_back(materialize(p, index.start(), p.builder.getIndexType(), location));
   }
-  Value v = materialize(p, value, toMLIR(p.context.get(), buffer.dtype()),
-                        location);
+  Value v = materialize(p, value, toMLIR(p.context.get(), buffer.dtype()), location);
   auto op = AtomicAddOp::create(p.builder, location, unwrap(buffer), indices, v);
   verifyOrThrow(p, op, false);
 }
 
 namespace detail {
 
-void parallel(std::vector<std::int64_t> extents, int arity, const Body &body,
-              SourceLoc loc) {
+void parallel(std::vector<std::int64_t> extents, int arity, const Body &body, SourceLoc loc) {
   ProgramImpl &p = activeProgram("parallel", loc);
   Location location = toLocation(p, loc);
-  auto op = ParallelOp::create(
-      p.builder, location, TypeRange{}, ValueRange{},
-      {named(p, "extents", p.builder.getDenseI64ArrayAttr(extents))});
+  auto op = ParallelOp::create(p.builder, location, TypeRange{}, ValueRange{},
+                               {named(p, "extents", p.builder.getDenseI64ArrayAttr(extents))});
   buildBody(p, op.getBody(), extents.size(), arity, body, "parallel", loc);
   verifyOrThrow(p, op, false);
 }
 
-void pipelined(const Expr &start, const Expr &end, std::int64_t numStages,
-               int arity, const Body &body, SourceLoc loc) {
+void pipelined(const Expr &start, const Expr &end, std::int64_t numStages, int arity,
+               const Body &body, SourceLoc loc) {
   ProgramImpl &p = activeProgram("pipelined", loc);
   Location location = toLocation(p, loc);
   Type index = p.builder.getIndexType();
   auto op = PipelinedOp::create(
       p.builder, location, TypeRange{},
-      ValueRange{materialize(p, start, index, location),
-                 materialize(p, end, index, location)},
+      ValueRange{materialize(p, start, index, location), materialize(p, end, index, location)},
       {named(p, "num_stages", p.builder.getI64IntegerAttr(numStages))});
   buildBody(p, op.getBody(), 1, arity, body, "pipelined", loc);
   verifyOrThrow(p, op, false);
 }
 
-void serial(const Expr &start, const Expr &end, int arity, const Body &body,
-            SourceLoc loc) {
+void serial(const Expr &start, const Expr &end, int arity, const Body &body, SourceLoc loc) {
   ProgramImpl &p = activeProgram("serial", loc);
   Location location = toLocation(p, loc);
   if (arity != 1)
     fail(loc, fmt::format("a serial loop's body takes 1 index, got {}", arity));
   Type index = p.builder.getIndexType();
   Value one = arith::ConstantIndexOp::create(p.builder, location, 1);
-  auto op = scf::ForOp::create(p.builder, location,
-                               materialize(p, start, index, location),
+  auto op = scf::ForOp::create(p.builder, location, materialize(p, start, index, location),
                                materialize(p, end, index, location), one);
   InsertionScope scope(p);
   p.builder.setInsertionPoint(op.getBody()->getTerminator());
@@ -330,8 +317,7 @@ void ifThen(const Expr &cond, int arity, const Body &body, SourceLoc loc) {
   ProgramImpl &p = activeProgram("if_", loc);
   Location location = toLocation(p, loc);
   if (cond.dtype() != DType::i1)
-    fail(loc, fmt::format("if_ needs a boolean condition, got {}",
-                          toString(cond.dtype())));
+    fail(loc, fmt::format("if_ needs a boolean condition, got {}", toString(cond.dtype())));
   auto op = scf::IfOp::create(p.builder, location, materialize(p, cond, location),
                               /*withElseRegion=*/false);
   InsertionScope scope(p);

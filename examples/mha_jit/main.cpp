@@ -27,11 +27,11 @@ namespace {
 std::unique_ptr<tl::runtime::Kernel> compile(const tl::dsl::Program &program) {
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<tl::runtime::Kernel> kernel = tl::jit(program);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   auto *gpu = dynamic_cast<tl::runtime::GPUKernel *>(kernel.get());
   std::printf("  compiled %-16s %8.1f ms  %s\n", program.name().c_str(), ms,
-              !gpu ? "(CPU backend)"
+              !gpu              ? "(CPU backend)"
               : gpu->cacheHit() ? (gpu->loadedCubin() ? "(cache hit, cubin)" : "(cache hit, PTX)")
                                 : (gpu->loadedCubin() ? "(compiled, cubin)" : "(compiled, PTX)"));
   return kernel;
@@ -87,8 +87,7 @@ int main() {
         bwd->callOnDevice({&dq, &dk, &dv, &ddO, &o_lse[1], &delta[0], &dQaccum}, stream);
     std::vector<DeviceTensor> dq_out = post->callOnDevice({&dQaccum}, stream);
     stream.synchronize();
-    O = o_lse[0].toHost(), dQ = dq_out[0].toHost(), dK = dk_dv[0].toHost(),
-    dV = dk_dv[1].toHost();
+    O = o_lse[0].toHost(), dQ = dq_out[0].toHost(), dK = dk_dv[0].toHost(), dV = dk_dv[1].toHost();
   } else {
     std::vector<HostTensor> o_lse = (*fwd)({&q, &k, &v}); // out_idx = [3, 4]
     std::vector<HostTensor> delta = (*prep)({&o_lse[0], &dO});

@@ -70,19 +70,19 @@ bool supportedHeadDim(int dim) { return dim == 64 || dim == 128 || dim == 256; }
 
 dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                            const AttentionConfig &config) {
-  BlockSizes b = config.fwdBlockM ? BlockSizes{config.fwdBlockM, config.fwdBlockN}
-                                  : forwardBlocks(dim);
+  BlockSizes b =
+      config.fwdBlockM ? BlockSizes{config.fwdBlockM, config.fwdBlockN} : forwardBlocks(dim);
   return flashattn_fwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.fwdThreads, config.fwdStages);
 }
 
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                             const AttentionConfig &config) {
-  BlockSizes b = config.bwdBlockM ? BlockSizes{config.bwdBlockM, config.bwdBlockN}
-                                  : backwardBlocks(dim);
+  BlockSizes b =
+      config.bwdBlockM ? BlockSizes{config.bwdBlockM, config.bwdBlockN} : backwardBlocks(dim);
   auto program = config.bwdStaged ? flashattn_bwd_staged : flashattn_bwd;
-  return program(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
-                 config.bwdThreads, config.bwdStages);
+  return program(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N, config.bwdThreads,
+                 config.bwdStages);
 }
 
 namespace {

@@ -11,8 +11,8 @@
 namespace tl::kernels::mha {
 using namespace tl::dsl;
 
-Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal,
-                      int block_M, int block_N, int threads, int num_stages) {
+Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
+                      int block_N, int threads, int num_stages) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -21,8 +21,7 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
   Program p("flash_bwd");
   auto [Q, K, V, dO, lse, Delta, dQ, dK, dV] = backwardTensors(p, batch, heads, seq_len, dim);
 
-  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads,
-           [&](Expr bx, Expr by, Expr bz) {
+  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
     Buffer K_shared = alloc_shared({block_M, dim}, dtype);
     Buffer dsT_shared = alloc_shared({block_M, block_N}, dtype);
     Buffer q = alloc_shared({block_N, dim}, dtype);
@@ -55,9 +54,8 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
       clear(qkT);
       gemm(K_shared, q, qkT, {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});
       copy(lse(bz, bx, slice(k * block_N, block_N)), lse_shared);
-      parallel({block_M, block_N}, [&](Expr i, Expr j) {
-        qkT(i, j) = exp2(qkT(i, j) * scale - lse_shared(j));
-      });
+      parallel({block_M, block_N},
+               [&](Expr i, Expr j) { qkT(i, j) = exp2(qkT(i, j) * scale - lse_shared(j)); });
       if (is_causal) { // only where some query precedes some key of the block
         if_(by * block_M + (block_M - 1) > k * block_N, [&] {
           parallel({block_M, block_N}, [&](Expr i, Expr j) {
@@ -82,9 +80,8 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
       clear(dq);
       gemm(dsT_shared, K_shared, dq, {.transpose_A = true});
       parallel({block_N, dim}, [&](Expr i, Expr j) {
-        if_(k * block_N + i < seq_len, [&] {
-          atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j));
-        });
+        if_(k * block_N + i < seq_len,
+            [&] { atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j)); });
       });
     });
     copy(dv, dv_shared);
@@ -98,9 +95,12 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
 BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, int dim) {
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const std::vector<std::int64_t> rows = {batch, heads, seq_len};
-  return {p.tensor("Q", shape, f16),      p.tensor("K", shape, f16),
-          p.tensor("V", shape, f16),      p.tensor("dO", shape, f16),
-          p.tensor("lse", rows, f32),     p.tensor("Delta", rows, f32),
+  return {p.tensor("Q", shape, f16),
+          p.tensor("K", shape, f16),
+          p.tensor("V", shape, f16),
+          p.tensor("dO", shape, f16),
+          p.tensor("lse", rows, f32),
+          p.tensor("Delta", rows, f32),
           p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), f32),
           p.output("dK", shape, f16),
           p.output("dV", shape, f16)};

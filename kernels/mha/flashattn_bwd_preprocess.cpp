@@ -10,8 +10,7 @@
 namespace tl::kernels::mha {
 using namespace tl::dsl;
 
-Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,
-                                 int threads) {
+Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int threads) {
   const DType dtype = f16;
   const DType accum_dtype = f32;
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
@@ -22,8 +21,7 @@ Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,
   Buffer dO = p.tensor("dO", shape, dtype);
   Buffer Delta = p.output("Delta", {batch, heads, seq_len}, accum_dtype);
 
-  p.kernel({heads, ceildiv(seq_len, blk), batch}, threads,
-           [&](Expr bx, Expr by, Expr bz) {
+  p.kernel({heads, ceildiv(seq_len, blk), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
     Buffer o = alloc_fragment({blk, blk}, dtype);
     Buffer do_ = alloc_fragment({blk, blk}, dtype);
     Buffer acc = alloc_fragment({blk, blk}, accum_dtype);

@@ -10,8 +10,8 @@
 namespace tl::kernels::mha {
 using namespace tl::dsl;
 
-Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
-                      bool is_causal, int block_M, int block_N, int threads, int num_stages) {
+Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
+                      int block_N, int threads, int num_stages) {
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
@@ -62,8 +62,8 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
     fill(logsum, 0);
     fill(scores_max, -infinity(accum_dtype));
 
-    Expr loop_range = is_causal ? ceildiv((bx + 1) * block_M, block_N)
-                                : Expr(ceildiv(seq_len, block_N));
+    Expr loop_range =
+        is_causal ? ceildiv((bx + 1) * block_M, block_N) : Expr(ceildiv(seq_len, block_N));
     pipelined(loop_range, num_stages, [&](Expr k) {
       copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
       if (is_causal) {
@@ -72,8 +72,8 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
         Expr crossesDiagonal = k * block_N + (block_N - 1) > bx * block_M;
         if_(crossesDiagonal, [&] {
           parallel({block_M, block_N}, [&](Expr i, Expr j) {
-            acc_s(i, j) = if_then_else(bx * block_M + i >= k * block_N + j, 0,
-                                       -infinity(accum_dtype));
+            acc_s(i, j) =
+                if_then_else(bx * block_M + i >= k * block_N + j, 0, -infinity(accum_dtype));
           });
         });
         if_(!crossesDiagonal, [&] { clear(acc_s); });
@@ -81,14 +81,12 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
         // Not in the reference (whose shapes are multiples of the block):
         // keys past the end are zero-filled, so mask them out of the softmax.
         parallel({block_M, block_N}, [&](Expr i, Expr j) {
-          acc_s(i, j) = if_then_else(k * block_N + j < seq_len, 0,
-                                     -infinity(accum_dtype));
+          acc_s(i, j) = if_then_else(k * block_N + j < seq_len, 0, -infinity(accum_dtype));
         });
       } else {
         clear(acc_s);
       }
-      gemm(Q_shared, K_shared, acc_s,
-           {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});
+      gemm(Q_shared, K_shared, acc_s, {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});
       copy(V(bz, slice(k * block_N, block_N), by, all), V_shared);
       copy(scores_max, scores_max_prev);
       reduce_max(acc_s, scores_max, /*dim=*/1, /*clear=*/false);
@@ -102,15 +100,11 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
       copy(acc_s, acc_s_cast);
       gemm(acc_s_cast, V_shared, acc_o, {.policy = GemmWarpPolicy::FullRow});
       reduce_sum(acc_s, scores_sum, /*dim=*/1);
-      parallel({block_M}, [&](Expr i) {
-        logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i);
-      });
+      parallel({block_M}, [&](Expr i) { logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i); });
     });
     parallel({block_M, dim}, [&](Expr i, Expr j) { acc_o(i, j) /= logsum(i); });
     copy(acc_o, Output(bz, slice(bx * block_M, block_M), by, all));
-    parallel({block_M}, [&](Expr i) {
-      logsum(i) = log2(logsum(i)) + scores_max(i) * scale;
-    });
+    parallel({block_M}, [&](Expr i) { logsum(i) = log2(logsum(i)) + scores_max(i) * scale; });
     copy(logsum, lse(bz, by, slice(bx * block_M, block_M)));
   });
   return p;

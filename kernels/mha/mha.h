@@ -16,23 +16,21 @@ namespace tl::kernels::mha {
 /// O, lse = flashattn_fwd(Q, K, V)      (out_idx = [3, 4])
 /// `num_stages` is the key/value loop's T.Pipelined num_stages (the
 /// reference's 0: a plain loop; s >= 1: loads issued s iterations ahead).
-dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim,
-                           bool is_causal, int block_M, int block_N,
-                           int threads = 32, int num_stages = 0);
+dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
+                           int block_N, int threads = 32, int num_stages = 0);
 
 /// Delta = rowsum(O * dO)               (out_idx = [2])
-dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len,
-                                      int dim, int threads = 128);
+dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,
+                                      int threads = 128);
 
 /// dQ_out = f16(dQ read through make_dq_layout)   (out_idx = [1])
-dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len,
-                                       int dim, int threads = 128);
+dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim,
+                                       int threads = 128);
 
 /// dK, dV = flashattn_bwd(Q, K, V, dO, lse, Delta, dQ); dQ accumulates
 /// atomically through make_dq_layout    (out_idx = [7, 8])
-dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim,
-                           bool is_causal, int block_M, int block_N,
-                           int threads = 32, int num_stages = 0);
+dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
+                           int block_N, int threads = 32, int num_stages = 0);
 
 /// The backward main kernel's parameters, declared on `p` in the order both
 /// backward programs take them (the attention API calls either alike): Q, K,
@@ -47,9 +45,8 @@ BackwardTensors backwardTensors(dsl::Program &p, int batch, int heads, int seq_l
 /// so that every gemm takes square warp tiles (FlashAttention-2's
 /// arrangement): fewer shared-memory reads per mma than the reference's
 /// register-resident P, for two tile writes more per iteration.
-dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim,
-                                  bool is_causal, int block_M, int block_N,
-                                  int threads = 128, int num_stages = 1);
+dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
+                                  int block_M, int block_N, int threads = 128, int num_stages = 1);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in

@@ -25,8 +25,9 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::str
                             backwardKernel(batch, heads, seq, tunedDim, causal, c));
     }
   // The causal D=64 forward takes 128-row blocks from S = 2048 on.
-  programs.emplace_back("flash_fwd_causal_tuned_d64_long",
-                        forwardKernel(batch, heads, seq, 64, true, tunedConfig(64, true, 16384, arch)));
+  programs.emplace_back(
+      "flash_fwd_causal_tuned_d64_long",
+      forwardKernel(batch, heads, seq, 64, true, tunedConfig(64, true, 16384, arch)));
   programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
   programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));
   return programs;

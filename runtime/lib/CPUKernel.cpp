@@ -2,9 +2,9 @@
 // thread pool that runs the grid's blocks.
 #include "tl/runtime/CPUKernel.h"
 
+#include "tl/Compiler/CrashHandler.h"
 #include "tl/Compiler/HostJIT.h"
 #include "tl/runtime/KernelCache.h"
-#include "tl/Compiler/CrashHandler.h"
 
 #include <algorithm>
 #include <atomic>

@@ -31,8 +31,8 @@ struct CudaDriver::Api {
   Result (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
   Result (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   Result (*cuFuncSetAttribute)(CUfunction, int, int);
-  Result (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, unsigned, unsigned, CUstream, void **, void **);
+  Result (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void **, void **);
   Result (*cuEventCreate)(CUevent *, unsigned);
   Result (*cuEventDestroy)(CUevent);
   Result (*cuEventRecord)(CUevent, CUstream);
@@ -45,7 +45,7 @@ struct CudaDriver::Api {
 namespace {
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
 constexpr int kMaxSharedPerBlockOptIn = 97; // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-constexpr int kMaxDynamicSharedBytes = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int kMaxDynamicSharedBytes = 8;   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 } // namespace
 
@@ -109,8 +109,7 @@ bool CudaDriver::open(std::string &why) {
   check(api_->cuDeviceGetAttribute(&sharedOptIn, kMaxSharedPerBlockOptIn, device),
         "cuDeviceGetAttribute", "the shared memory a block may opt in to");
   maxSharedPerBlock_ = sharedOptIn;
-  check(api_->cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain",
-        "device 0");
+  check(api_->cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain", "device 0");
   check(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent", "device 0");
   return true;
 }
@@ -210,8 +209,8 @@ CUmodule CudaDriver::loadModule(const std::string &image, const std::string &ker
 
 CUfunction CudaDriver::function(CUmodule module, const std::string &kernel) {
   CUfunction function = nullptr;
-  check(api_->cuModuleGetFunction(&function, module, kernel.c_str()),
-        "cuModuleGetFunction", kernel);
+  check(api_->cuModuleGetFunction(&function, module, kernel.c_str()), "cuModuleGetFunction",
+        kernel);
   return function;
 }
 
@@ -223,8 +222,8 @@ void CudaDriver::setDynamicShared(CUfunction function, int bytes, const std::str
 void CudaDriver::launch(CUfunction function, const unsigned grid[3], unsigned threads,
                         unsigned sharedBytes, void **params, const std::string &kernel,
                         CUstream stream) {
-  check(api_->cuLaunchKernel(function, grid[0], grid[1], grid[2], threads, 1, 1,
-                             sharedBytes, stream, params, nullptr),
+  check(api_->cuLaunchKernel(function, grid[0], grid[1], grid[2], threads, 1, 1, sharedBytes,
+                             stream, params, nullptr),
         "cuLaunchKernel", kernel);
 }
 

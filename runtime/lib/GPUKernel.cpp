@@ -33,8 +33,8 @@ GPUKernel::GPUKernel(const ModuleHandle &program, const std::string &arch, bool 
   // For this device, its own shared-memory limit; for another arch, the
   // table's (GPUCompiler.h).
   bool thisDevice = arch.empty() || arch == driver_->arch();
-  binary_ = compileForGPUCached(program, thisDevice ? driver_->arch() : arch, useCache,
-                                &cacheHit_, thisDevice ? driver_->maxSharedPerBlock() : 0);
+  binary_ = compileForGPUCached(program, thisDevice ? driver_->arch() : arch, useCache, &cacheHit_,
+                                thisDevice ? driver_->maxSharedPerBlock() : 0);
   load();
 }
 
@@ -61,8 +61,7 @@ void GPUKernel::load() {
   // Opt in to the dynamic shared memory the kernel needs: above 48 KB (with
   // the module's own static bytes) a launch without it fails.
   if (binary_.sharedBytes > 0)
-    driver_->setDynamicShared(function_, static_cast<int>(binary_.sharedBytes),
-                              binary_.name);
+    driver_->setDynamicShared(function_, static_cast<int>(binary_.sharedBytes), binary_.name);
 }
 
 void GPUKernel::run(const std::vector<HostTensor *> &args) const {
@@ -92,8 +91,7 @@ void GPUKernel::launchPointers(std::vector<CUdeviceptr> pointers, CUstream strea
                   static_cast<unsigned>(binary_.sharedBytes), params.data(), name(), stream);
 }
 
-double GPUKernel::benchmark(const std::vector<HostTensor *> &args, int warmup,
-                            int repeats) const {
+double GPUKernel::benchmark(const std::vector<HostTensor *> &args, int warmup, int repeats) const {
   checkArguments(args);
   Uploaded device(args);
   double ms = benchmarkOnDevice(device.pointers, warmup, repeats);

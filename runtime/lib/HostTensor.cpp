@@ -12,8 +12,7 @@ HostTensor::HostTensor(std::vector<std::int64_t> shape, DType dtype)
     : shape_(std::move(shape)), dtype_(dtype) {
   for (std::int64_t extent : shape_)
     if (extent < 0)
-      throw std::invalid_argument("HostTensor: negative extent in " +
-                                  formatShape(shape_));
+      throw std::invalid_argument("HostTensor: negative extent in " + formatShape(shape_));
   storage_ = std::shared_ptr<std::byte[]>(new std::byte[bytes()]());
 }
 
@@ -43,14 +42,20 @@ float HostTensor::at(std::int64_t i) const {
     std::memcpy(&h, p + 2 * i, 2);
     return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
   }
-  case DType::f32: return reinterpret_cast<const float *>(p)[i];
-  case DType::f64: return static_cast<float>(reinterpret_cast<const double *>(p)[i]);
-  case DType::i32: return static_cast<float>(reinterpret_cast<const std::int32_t *>(p)[i]);
+  case DType::f32:
+    return reinterpret_cast<const float *>(p)[i];
+  case DType::f64:
+    return static_cast<float>(reinterpret_cast<const double *>(p)[i]);
+  case DType::i32:
+    return static_cast<float>(reinterpret_cast<const std::int32_t *>(p)[i]);
   case DType::i64:
   case DType::index:
     return static_cast<float>(reinterpret_cast<const std::int64_t *>(p)[i]);
-  case DType::i16: return reinterpret_cast<const std::int16_t *>(p)[i];
-  case DType::i8: case DType::i1: return static_cast<float>(reinterpret_cast<const std::int8_t *>(p)[i]);
+  case DType::i16:
+    return reinterpret_cast<const std::int16_t *>(p)[i];
+  case DType::i8:
+  case DType::i1:
+    return static_cast<float>(reinterpret_cast<const std::int8_t *>(p)[i]);
   }
   return 0;
 }
@@ -70,13 +75,26 @@ void HostTensor::set(std::int64_t i, float value) {
     std::memcpy(p + 2 * i, &h, 2);
     return;
   }
-  case DType::f32: reinterpret_cast<float *>(p)[i] = value; return;
-  case DType::f64: reinterpret_cast<double *>(p)[i] = value; return;
-  case DType::i32: reinterpret_cast<std::int32_t *>(p)[i] = static_cast<std::int32_t>(value); return;
+  case DType::f32:
+    reinterpret_cast<float *>(p)[i] = value;
+    return;
+  case DType::f64:
+    reinterpret_cast<double *>(p)[i] = value;
+    return;
+  case DType::i32:
+    reinterpret_cast<std::int32_t *>(p)[i] = static_cast<std::int32_t>(value);
+    return;
   case DType::i64:
-  case DType::index: reinterpret_cast<std::int64_t *>(p)[i] = static_cast<std::int64_t>(value); return;
-  case DType::i16: reinterpret_cast<std::int16_t *>(p)[i] = static_cast<std::int16_t>(value); return;
-  case DType::i8: case DType::i1: reinterpret_cast<std::int8_t *>(p)[i] = static_cast<std::int8_t>(value); return;
+  case DType::index:
+    reinterpret_cast<std::int64_t *>(p)[i] = static_cast<std::int64_t>(value);
+    return;
+  case DType::i16:
+    reinterpret_cast<std::int16_t *>(p)[i] = static_cast<std::int16_t>(value);
+    return;
+  case DType::i8:
+  case DType::i1:
+    reinterpret_cast<std::int8_t *>(p)[i] = static_cast<std::int8_t>(value);
+    return;
   }
 }
 
@@ -91,8 +109,7 @@ HostTensor HostTensor::fromFloat(std::vector<std::int64_t> shape, DType dtype,
                                  const std::vector<float> &values) {
   HostTensor tensor(std::move(shape), dtype);
   if (static_cast<std::int64_t>(values.size()) != tensor.numel())
-    throw std::invalid_argument("HostTensor::fromFloat: " +
-                                std::to_string(values.size()) +
+    throw std::invalid_argument("HostTensor::fromFloat: " + std::to_string(values.size()) +
                                 " values for shape " + formatShape(tensor.shape()));
   for (std::int64_t i = 0; i < tensor.numel(); ++i)
     tensor.set(i, values[i]);

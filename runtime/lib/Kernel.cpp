@@ -29,8 +29,7 @@ void checkSignature(const std::string &kernel, const std::vector<Param> &params,
 /// out_idx: allocates the outputs, interleaves them with `inputs` in
 /// declaration order, runs, and returns the outputs.
 template <typename Tensor, typename Run>
-std::vector<Tensor> callWithOutputs(const std::string &kernel,
-                                    const std::vector<Param> &params,
+std::vector<Tensor> callWithOutputs(const std::string &kernel, const std::vector<Param> &params,
                                     const std::vector<Tensor *> &inputs, Run run) {
   std::size_t inputCount = 0;
   for (const Param &param : params)
@@ -68,14 +67,13 @@ std::vector<HostTensor> Kernel::operator()(const std::vector<HostTensor *> &inpu
 
 void Kernel::launch(const std::vector<DeviceTensor *> &, CUstream) const {
   throw std::invalid_argument(name_ + ": compiled for the CPU backend, which takes host "
-                              "tensors; device tensors need a GPU kernel");
+                                      "tensors; device tensors need a GPU kernel");
 }
 
 std::vector<DeviceTensor> Kernel::callOnDevice(const std::vector<DeviceTensor *> &inputs,
                                                CUstream stream) const {
-  return callWithOutputs(name_, params_, inputs, [&](const std::vector<DeviceTensor *> &args) {
-    launch(args, stream);
-  });
+  return callWithOutputs(name_, params_, inputs,
+                         [&](const std::vector<DeviceTensor *> &args) { launch(args, stream); });
 }
 
 } // namespace tl::runtime

@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
-#include <unordered_map>
 #include <unistd.h>
+#include <unordered_map>
 
 namespace fs = std::filesystem;
 
@@ -215,10 +215,10 @@ void assembleWherePossible(GPUBinary &binary) {
     auto start = std::chrono::steady_clock::now();
     binary.cubin = assembleCubin(ptxas, binary.ptx, binary.arch);
     if (compileTimingRequested())
-      std::fprintf(stderr, "tlc: ptxas %s for %s: %.1f ms\n", binary.arch.c_str(),
-                   binary.name.c_str(),
-                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             start).count());
+      std::fprintf(
+          stderr, "tlc: ptxas %s for %s: %.1f ms\n", binary.arch.c_str(), binary.name.c_str(),
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
   } catch (const std::exception &error) {
     // The driver can still JIT the PTX (an older ptxas may not know the PTX
     // version we emit); say so once per kernel rather than fail.
@@ -227,8 +227,8 @@ void assembleWherePossible(GPUBinary &binary) {
   }
 }
 
-GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &arch,
-                              bool useCache, bool *hit, std::int64_t sharedMemoryLimit) {
+GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &arch, bool useCache,
+                              bool *hit, std::int64_t sharedMemoryLimit) {
   if (hit)
     *hit = false;
   GPUCompileOptions options{.timing = compileTimingRequested(),

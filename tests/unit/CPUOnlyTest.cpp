@@ -27,9 +27,7 @@ TEST_CASE("pipelined and serial loops with device-side bounds", "[ops]") {
     fill(count, 0);
     pipelined(0, ceildiv(C, T), /*num_stages=*/2, [&](Expr k) {
       copy(X(bx, slice(k * T, T)), tile); // the last tile is partly past the end
-      parallel({T}, [&](Expr i) {
-        if_(k * T + i < C, [&] { sum(0) = sum(0) + tile(i); });
-      });
+      parallel({T}, [&](Expr i) { if_(k * T + i < C, [&] { sum(0) = sum(0) + tile(i); }); });
     });
     serial(ceildiv(C, T), [&](Expr) { count(0) += 1; });
     copy(sum, S(slice(bx, 1)));

@@ -19,8 +19,7 @@ void expectError(Build &&build, const int &line, const std::string &fragment,
     if (!file.empty())
       CHECK(error.file().find(file) != std::string::npos);
     CHECK(error.message().find(fragment) != std::string::npos);
-    CHECK(std::string(error.what()).find(":" + std::to_string(line) + ":") !=
-          std::string::npos);
+    CHECK(std::string(error.what()).find(":" + std::to_string(line) + ":") != std::string::npos);
     return;
   }
   FAIL("no error was raised; expected one containing: " << fragment);

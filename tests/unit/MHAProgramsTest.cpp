@@ -8,8 +8,7 @@ namespace mha = tl::kernels::mha;
 namespace {
 int count(const std::string &text, const std::string &what) {
   int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1))
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
     ++n;
   return n;
 }

@@ -11,10 +11,10 @@
 // the count and the longest seq_len (under compute-sanitizer, say); a
 // failing shape is printed with the seed and its index, and the same seed
 // draws the same shapes and inputs again.
+#include "Numerics.h"
 #include "mha/attention.h"
 #include "mha/mha.h"
 #include "mha/reference.h"
-#include "Numerics.h"
 
 #include "Backend.h"
 
@@ -114,10 +114,13 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
   std::vector<std::function<tl::dsl::Program()>> makers;
   for (const SweepShape &s : shapes) {
     mha::AttentionConfig c = configOf(s);
-    makers.push_back([=] { return mha::forwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c); });
+    makers.push_back(
+        [=] { return mha::forwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c); });
     makers.push_back([=] { return mha::flashattn_bwd_preprocess(s.batch, s.heads, s.seq, s.dim); });
-    makers.push_back([=] { return mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c); });
-    makers.push_back([=] { return mha::flashattn_bwd_postprocess(s.batch, s.heads, s.seq, s.dim); });
+    makers.push_back(
+        [=] { return mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c); });
+    makers.push_back(
+        [=] { return mha::flashattn_bwd_postprocess(s.batch, s.heads, s.seq, s.dim); });
   }
   tl::testing::precompile(makers);
 
@@ -125,9 +128,8 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
   for (std::size_t n = 0; n < shapes.size(); ++n) {
     const SweepShape &s = shapes[n];
     char label[160];
-    std::snprintf(label, sizeof label,
-                  "sweep seed %u shape %zu/%zu: B=%d H=%d S=%d D=%d %s %s", seed, n + 1,
-                  shapes.size(), s.batch, s.heads, s.seq, s.dim,
+    std::snprintf(label, sizeof label, "sweep seed %u shape %zu/%zu: B=%d H=%d S=%d D=%d %s %s",
+                  seed, n + 1, shapes.size(), s.batch, s.heads, s.seq, s.dim,
                   s.causal ? "causal" : "non-causal", s.tuned ? "tuned" : "reference");
     INFO(label);
     std::vector<std::int64_t> shape = {s.batch, s.seq, s.heads, s.dim};
@@ -138,14 +140,16 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
     HostTensor dO = tl::testing::randomTensor(shape, tl::dsl::f16, inputSeed + 3);
     mha::AttentionResult r = mha::attentionForwardBackward(
         Q, K, V, dO, s.causal, tl::testing::backend(), configOf(s), mha::Outputs::poisoned);
-    tl::testing::AttentionGrads ref = tl::testing::attentionReference<float>(
-        {s.batch, s.heads, s.seq, s.dim}, s.causal, Q.toFloat(), K.toFloat(), V.toFloat(),
-        dO.toFloat());
+    tl::testing::AttentionGrads ref =
+        tl::testing::attentionReference<float>({s.batch, s.heads, s.seq, s.dim}, s.causal,
+                                               Q.toFloat(), K.toFloat(), V.toFloat(), dO.toFloat());
     std::string errors;
     bool ok = true;
-    for (auto [name, actual, expected] :
-         {std::tuple{"O", &r.O, &ref.O}, {"lse", &r.lse, &ref.lse}, {"dQ", &r.dQ, &ref.dQ},
-          {"dK", &r.dK, &ref.dK}, {"dV", &r.dV, &ref.dV}}) {
+    for (auto [name, actual, expected] : {std::tuple{"O", &r.O, &ref.O},
+                                          {"lse", &r.lse, &ref.lse},
+                                          {"dQ", &r.dQ, &ref.dQ},
+                                          {"dK", &r.dK, &ref.dK},
+                                          {"dV", &r.dV, &ref.dV}}) {
       std::vector<float> values = actual->toFloat();
       double relative = tl::testing::relativeFrobenius(values, *expected);
       char figure[48];

@@ -2,9 +2,9 @@
 // postprocess on the test binary's backend, checking O, lse, dQ, dK and dV
 // (the reference skips dQ; we don't) against fp64 attention at rtol = atol =
 // 1e-2. The CPU runs small shapes; the GPU also runs the reference's own.
+#include "Numerics.h"
 #include "mha/attention.h"
 #include "mha/reference.h"
-#include "Numerics.h"
 
 #include "Backend.h"
 
@@ -23,7 +23,8 @@ void checkMHA(int batch, int heads, int seq, int dim, bool causal,
   HostTensor V = tl::testing::randomTensor(shape, tl::dsl::f16, 102);
   HostTensor dO = tl::testing::randomTensor(shape, tl::dsl::f16, 103);
 
-  mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal, tl::testing::backend(), config);
+  mha::AttentionResult r =
+      mha::attentionForwardBackward(Q, K, V, dO, causal, tl::testing::backend(), config);
 
   tl::testing::AttentionShape sh{batch, heads, seq, dim};
   tl::testing::AttentionGrads ref = tl::testing::attentionReference(
@@ -41,9 +42,7 @@ TEST_CASE("MHA forward and backward, non-causal", "[mha][small]") {
   checkMHA(2, 4, 128, 64, false);
 }
 
-TEST_CASE("MHA forward and backward, causal", "[mha][small]") {
-  checkMHA(2, 4, 128, 64, true);
-}
+TEST_CASE("MHA forward and backward, causal", "[mha][small]") { checkMHA(2, 4, 128, 64, true); }
 
 TEST_CASE("MHA with seq_len not a multiple of the blocks", "[mha][small]") {
   // 200 = 3 * 64 + 8 = 128 + 72: ragged last tiles in every kernel.
@@ -68,7 +67,8 @@ TEST_CASE("MHA at the reference's shape (8, 32, 256, 64)", "[mha][reference]") {
     checkMHA(8, 32, 256, 64, causal, mha::tunedConfig(64, causal));
 }
 
-TEST_CASE("MHA with 4-warp blocks and plain loops (tensor cores, synchronous loads)", "[mha][small]") {
+TEST_CASE("MHA with 4-warp blocks and plain loops (tensor cores, synchronous loads)",
+          "[mha][small]") {
   mha::AttentionConfig config;
   config.fwdThreads = 128;
   config.bwdBlockM = 64;
@@ -90,7 +90,8 @@ TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha]
   checkMHA(1, 2, 200, 64, true, mha::tunedConfig(64, true, 16384));
 }
 
-TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)", "[mha][small]") {
+TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)",
+          "[mha][small]") {
   for (auto [blockM, blockN, threads] : {std::tuple{64, 32, 128}, std::tuple{128, 64, 256}}) {
     mha::AttentionConfig config;
     config.bwdBlockM = blockM, config.bwdBlockN = blockN, config.bwdThreads = threads;
@@ -108,8 +109,8 @@ TEST_CASE("MHA with large logits: dQ and dK as accurate as FlashAttention-2", "[
   // 14): SDPA's FlashAttention-2 backend has dQ and dK within 1.0e-3
   // (relative Frobenius against fp64) on such inputs; with Delta's products
   // rounded to f16 (the reference's preprocess) ours were 1.8e-3 to 2.0e-3.
-  for (auto [dim, causal, tuned] : {std::tuple{64, false, true}, std::tuple{128, true, true},
-                                    std::tuple{64, true, false}}) {
+  for (auto [dim, causal, tuned] :
+       {std::tuple{64, false, true}, std::tuple{128, true, true}, std::tuple{64, true, false}}) {
     INFO("dim=" << dim << " causal=" << causal << (tuned ? " tuned" : " reference"));
     const int batch = 1, heads = 2, seq = 384;
     std::vector<std::int64_t> shape = {batch, seq, heads, dim};
@@ -117,9 +118,10 @@ TEST_CASE("MHA with large logits: dQ and dK as accurate as FlashAttention-2", "[
     HostTensor K = tl::testing::randomTensor(shape, tl::dsl::f16, 201, 8.0f);
     HostTensor V = tl::testing::randomTensor(shape, tl::dsl::f16, 202);
     HostTensor dO = tl::testing::randomTensor(shape, tl::dsl::f16, 203);
-    mha::AttentionConfig config = tuned ? mha::tunedConfig(dim, causal, seq) : mha::AttentionConfig{};
-    mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal,
-                                                           tl::testing::backend(), config);
+    mha::AttentionConfig config =
+        tuned ? mha::tunedConfig(dim, causal, seq) : mha::AttentionConfig{};
+    mha::AttentionResult r =
+        mha::attentionForwardBackward(Q, K, V, dO, causal, tl::testing::backend(), config);
     tl::testing::AttentionGrads ref = tl::testing::attentionReference(
         {batch, heads, seq, dim}, causal, Q.toFloat(), K.toFloat(), V.toFloat(), dO.toFloat());
     double dQ = tl::testing::relativeFrobenius(r.dQ.toFloat(), ref.dQ);

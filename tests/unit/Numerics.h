@@ -14,9 +14,8 @@
 namespace tl::testing {
 
 /// Normal values times `scale`, rounded to `dtype`.
-inline runtime::HostTensor randomTensor(std::vector<std::int64_t> shape,
-                                        dsl::DType dtype, std::uint32_t seed,
-                                        float scale = 1.0f) {
+inline runtime::HostTensor randomTensor(std::vector<std::int64_t> shape, dsl::DType dtype,
+                                        std::uint32_t seed, float scale = 1.0f) {
   runtime::HostTensor t(std::move(shape), dtype);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, scale);
@@ -36,15 +35,13 @@ inline double relativeFrobenius(const std::vector<float> &actual,
     error += diff * diff;
     norm += double(expected[i]) * expected[i];
   }
-  return std::sqrt(error) /
-         std::max(std::sqrt(norm), 1e-3 * std::sqrt(double(actual.size())));
+  return std::sqrt(error) / std::max(std::sqrt(norm), 1e-3 * std::sqrt(double(actual.size())));
 }
 
 /// |actual - expected| <= atol + rtol * |expected| everywhere; reports the
 /// worst element, and returns whether all were close.
 inline bool checkClose(const std::string &what, const std::vector<float> &actual,
-                       const std::vector<float> &expected, double rtol = 1e-2,
-                       double atol = 1e-2) {
+                       const std::vector<float> &expected, double rtol = 1e-2, double atol = 1e-2) {
   REQUIRE(actual.size() == expected.size());
   std::size_t bad = 0, worst = 0;
   double worstExcess = 0, maxError = 0;
@@ -63,9 +60,8 @@ inline bool checkClose(const std::string &what, const std::vector<float> &actual
     if (!(error <= maxError))
       maxError = error;
   }
-  INFO(what << ": " << bad << " of " << actual.size()
-            << " elements out of tolerance; worst at " << worst << ": got "
-            << actual[worst] << ", expected " << expected[worst]
+  INFO(what << ": " << bad << " of " << actual.size() << " elements out of tolerance; worst at "
+            << worst << ": got " << actual[worst] << ", expected " << expected[worst]
             << "; max abs error " << maxError);
   CHECK(bad == 0);
   return bad == 0;

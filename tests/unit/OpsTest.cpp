@@ -8,10 +8,10 @@
 #include <cmath>
 
 using namespace tl::dsl;
-using tl::testing::run;
 using tl::runtime::HostTensor;
 using tl::testing::checkClose;
 using tl::testing::randomTensor;
+using tl::testing::run;
 
 TEST_CASE("copy: tiles through shared memory, casts, ragged edges", "[ops]") {
   // 100 rows in tiles of 32: the last tile runs past the end.
@@ -60,8 +60,8 @@ TEST_CASE("fill, parallel, select and math", "[ops]") {
     fill(bias, 0.5);
     copy(X(slice(bx * 32, 32), all), f);
     parallel({32, 32}, [&](Expr i, Expr j) {
-      f(i, j) = if_then_else(i >= j, exp2(f(i, j)) + bias(i),
-                             log2(abs(f(i, j)) + 1.0) - infinity(f32));
+      f(i, j) =
+          if_then_else(i >= j, exp2(f(i, j)) + bias(i), log2(abs(f(i, j)) + 1.0) - infinity(f32));
     });
     copy(f, Y(slice(bx * 32, 32), all));
   });
@@ -79,14 +79,14 @@ TEST_CASE("fill, parallel, select and math", "[ops]") {
 
 namespace {
 /// C = op(A) op(B) (+ C0 unless clear) with A f16 [M,K] or [K,M], B [K,N] or [N,K].
-void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
-               bool aInFragment, GemmWarpPolicy policy = GemmWarpPolicy::FullRow,
-               int threads = 128, bool bInFragment = false) {
+void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum, bool aInFragment,
+               GemmWarpPolicy policy = GemmWarpPolicy::FullRow, int threads = 128,
+               bool bInFragment = false) {
   Program p("gemm");
-  std::vector<std::int64_t> aShape = ta ? std::vector<std::int64_t>{K, M}
-                                        : std::vector<std::int64_t>{M, K};
-  std::vector<std::int64_t> bShape = tb ? std::vector<std::int64_t>{N, K}
-                                        : std::vector<std::int64_t>{K, N};
+  std::vector<std::int64_t> aShape =
+      ta ? std::vector<std::int64_t>{K, M} : std::vector<std::int64_t>{M, K};
+  std::vector<std::int64_t> bShape =
+      tb ? std::vector<std::int64_t>{N, K} : std::vector<std::int64_t>{K, N};
   Buffer A = p.tensor("A", aShape, f16);
   Buffer B = p.tensor("B", bShape, f16);
   Buffer C0 = p.tensor("C0", {M, N}, f32);
@@ -98,8 +98,8 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
     copy(A, a);
     copy(B, b);
     copy(C0, c);
-    gemm(a, b, c, {.transpose_A = ta, .transpose_B = tb,
-                   .policy = policy, .clear_accum = clearAccum});
+    gemm(a, b, c,
+         {.transpose_A = ta, .transpose_B = tb, .policy = policy, .clear_accum = clearAccum});
     copy(c, C);
   });
   HostTensor a = randomTensor(aShape, f16, 10), b = randomTensor(bShape, f16, 11);
@@ -110,13 +110,12 @@ void checkGemm(int M, int N, int K, bool ta, bool tb, bool clearAccum,
     for (int j = 0; j < N; ++j) {
       double sum = clearAccum ? 0 : c0.at(i * N + j);
       for (int k = 0; k < K; ++k)
-        sum += double(a.at(ta ? k * M + i : i * K + k)) *
-               b.at(tb ? j * K + k : k * N + j);
+        sum += double(a.at(ta ? k * M + i : i * K + k)) * b.at(tb ? j * K + k : k * N + j);
       expected[i * N + j] = static_cast<float>(sum);
     }
   INFO("gemm " << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb
-                << " policy=" << int(policy) << " threads=" << threads
-                << " A in fragment=" << aInFragment << " B in fragment=" << bInFragment);
+               << " policy=" << int(policy) << " threads=" << threads
+               << " A in fragment=" << aInFragment << " B in fragment=" << bInFragment);
   checkClose("C", out[0].toFloat(), expected, 1e-4, 1e-4);
 }
 } // namespace
@@ -160,49 +159,63 @@ TEST_CASE("gemm: B, and a transposed A, from fragments", "[ops]") {
 }
 
 TEST_CASE("reduce: max, min, sum, abssum over either dimension", "[ops]") {
-  struct Case { const char *name; int kind; int dim; bool clear; };
+  struct Case {
+    const char *name;
+    int kind;
+    int dim;
+    bool clear;
+  };
   // 24 rows on 64 threads: one thread per row. 32 rows on 128 threads: on the
   // GPU, 4 threads share each row (10 columns each) and shuffle row results.
   for (auto [R, threads] : {std::pair{24, 64}, std::pair{32, 128}})
-  for (Case c : {Case{"max", 0, 1, true}, Case{"min", 1, 0, true},
-                 Case{"sum", 2, 1, true}, Case{"abssum", 3, 0, true},
-                 Case{"max-accumulate", 0, 1, false}, Case{"sum-accumulate", 2, 0, false},
-                 Case{"abssum-accumulate", 3, 1, false}}) {
-    const int C = 40;
-    const int outLen = c.dim == 1 ? R : C;
-    Program p("reduce");
-    Buffer X = p.tensor("X", {R, C}, f32);
-    Buffer Init = p.tensor("Init", {outLen}, f32);
-    Buffer Y = p.output("Y", {outLen}, f32);
-    p.kernel({1}, threads, [&](Expr) {
-      Buffer x = alloc_fragment({R, C}, f32), y = alloc_fragment({outLen}, f32);
-      copy(X, x);
-      copy(Init, y);
-      switch (c.kind) {
-      case 0: reduce_max(x, y, c.dim, c.clear); break;
-      case 1: reduce_min(x, y, c.dim, c.clear); break;
-      case 2: reduce_sum(x, y, c.dim, c.clear); break;
-      default: reduce_abssum(x, y, c.dim, c.clear); break;
+    for (Case c : {Case{"max", 0, 1, true}, Case{"min", 1, 0, true}, Case{"sum", 2, 1, true},
+                   Case{"abssum", 3, 0, true}, Case{"max-accumulate", 0, 1, false},
+                   Case{"sum-accumulate", 2, 0, false}, Case{"abssum-accumulate", 3, 1, false}}) {
+      const int C = 40;
+      const int outLen = c.dim == 1 ? R : C;
+      Program p("reduce");
+      Buffer X = p.tensor("X", {R, C}, f32);
+      Buffer Init = p.tensor("Init", {outLen}, f32);
+      Buffer Y = p.output("Y", {outLen}, f32);
+      p.kernel({1}, threads, [&](Expr) {
+        Buffer x = alloc_fragment({R, C}, f32), y = alloc_fragment({outLen}, f32);
+        copy(X, x);
+        copy(Init, y);
+        switch (c.kind) {
+        case 0:
+          reduce_max(x, y, c.dim, c.clear);
+          break;
+        case 1:
+          reduce_min(x, y, c.dim, c.clear);
+          break;
+        case 2:
+          reduce_sum(x, y, c.dim, c.clear);
+          break;
+        default:
+          reduce_abssum(x, y, c.dim, c.clear);
+          break;
+        }
+        copy(y, Y);
+      });
+      HostTensor x = randomTensor({R, C}, f32, 20), init = randomTensor({outLen}, f32, 21);
+      std::vector<HostTensor> out = run(p, {&x, &init});
+      std::vector<float> expected;
+      for (int o = 0; o < outLen; ++o) {
+        double acc = c.kind == 0 ? -INFINITY : c.kind == 1 ? INFINITY : 0;
+        if (!c.clear)
+          acc = init.at(o);
+        for (int r = 0; r < (c.dim == 1 ? C : R); ++r) {
+          double v = c.dim == 1 ? x.at(o * C + r) : x.at(r * C + o);
+          acc = c.kind == 0   ? std::max(acc, v)
+                : c.kind == 1 ? std::min(acc, v)
+                : c.kind == 2 ? acc + v
+                              : acc + std::fabs(v);
+        }
+        expected.push_back(static_cast<float>(acc));
       }
-      copy(y, Y);
-    });
-    HostTensor x = randomTensor({R, C}, f32, 20), init = randomTensor({outLen}, f32, 21);
-    std::vector<HostTensor> out = run(p, {&x, &init});
-    std::vector<float> expected;
-    for (int o = 0; o < outLen; ++o) {
-      double acc = c.kind == 0 ? -INFINITY : c.kind == 1 ? INFINITY : 0;
-      if (!c.clear)
-        acc = init.at(o);
-      for (int r = 0; r < (c.dim == 1 ? C : R); ++r) {
-        double v = c.dim == 1 ? x.at(o * C + r) : x.at(r * C + o);
-        acc = c.kind == 0 ? std::max(acc, v) : c.kind == 1 ? std::min(acc, v)
-              : c.kind == 2 ? acc + v : acc + std::fabs(v);
-      }
-      expected.push_back(static_cast<float>(acc));
+      INFO("reduce " << c.name << ", " << R << " rows, " << threads << " threads");
+      checkClose("Y", out[0].toFloat(), expected, 1e-5, 1e-5);
     }
-    INFO("reduce " << c.name << ", " << R << " rows, " << threads << " threads");
-    checkClose("Y", out[0].toFloat(), expected, 1e-5, 1e-5);
-  }
 }
 
 TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[ops]") {
@@ -218,9 +231,8 @@ TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[ops
   Buffer Acc = p.tensor("Acc", {rows, cols}, f32);
   p.kernel({blocks}, 32, [&](Expr bx) {
     annotate_layout(Acc, swapHalves);
-    parallel({rows, cols}, [&](Expr i, Expr j) {
-      if_(i < rows, [&] { atomic_add(Acc(i, j), X(bx, j)); });
-    });
+    parallel({rows, cols},
+             [&](Expr i, Expr j) { if_(i < rows, [&] { atomic_add(Acc(i, j), X(bx, j)); }); });
   });
   Program read("read_back");
   Buffer Acc2 = read.tensor("Acc", {rows, cols}, f32);
@@ -264,7 +276,6 @@ TEST_CASE("an index map moves elements where it says", "[ops]") {
   checkClose("Y storage", out[0].toFloat(), expected, 0, 0);
 }
 
-
 TEST_CASE("an index map places the elements a parallel loop writes, at constant steps", "[ops]") {
   // make_dq_layout's shape of map: floordiv and mod by 8 and 2. The loop's
   // element writes go through the map like copies do; on the GPU the steps of
@@ -282,9 +293,8 @@ TEST_CASE("an index map places the elements a parallel loop writes, at constant 
       annotate_layout(Y, tiled); // three loops, disjoint parts of Y (no order between them)
       parallel({R, step}, [&](Expr i, Expr j) { Y(i, j) = X(i, j); });
       parallel({16, C - step}, [&](Expr i, Expr j) { Y(i, j + step) = X(i, j + step) * 2; });
-      parallel({16, C - step}, [&](Expr i, Expr j) {
-        Y(i + 16, j + step) = X(i + 16, j + step) * 3;
-      });
+      parallel({16, C - step},
+               [&](Expr i, Expr j) { Y(i + 16, j + step) = X(i + 16, j + step) * 3; });
     });
     HostTensor x = randomTensor({R, C}, f32, 41);
     std::vector<HostTensor> out = run(p, {&x});

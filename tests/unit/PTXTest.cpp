@@ -69,8 +69,8 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
         continue;
       fs::path ptx = dir / (file + "." + arch + ".ptx"), log = dir / (file + ".log");
       std::ofstream(ptx) << binary.ptx;
-      std::string command = ptxas.string() + " -v -arch=" + arch + " " + ptx.string() +
-                            " -o " + (dir / "out.cubin").string() + " > " + log.string() + " 2>&1";
+      std::string command = ptxas.string() + " -v -arch=" + arch + " " + ptx.string() + " -o " +
+                            (dir / "out.cubin").string() + " > " + log.string() + " 2>&1";
       int status = std::system(command.c_str());
       std::string output = readFile(log);
       INFO(output);
@@ -88,9 +88,8 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       }
       std::smatch registers;
       if (std::regex_search(output, registers, std::regex("Used (\\d+) registers")))
-        std::printf("ptxas %-7s %-22s %3s registers, spills %s/%s bytes\n", arch,
-                    file.c_str(), registers[1].str().c_str(), spills[1].str().c_str(),
-                    spills[2].str().c_str());
+        std::printf("ptxas %-7s %-22s %3s registers, spills %s/%s bytes\n", arch, file.c_str(),
+                    registers[1].str().c_str(), spills[1].str().c_str(), spills[2].str().c_str());
     }
   fs::remove_all(dir);
 }
@@ -101,11 +100,12 @@ TEST_CASE("ptxas assembles a cubin, and reports its own errors", "[ptx]") {
     WARN("no ptxas: nothing to assemble with");
     return;
   }
-  tl::GPUBinary binary =
-      tl::compileForGPU(mha::flashattn_bwd_postprocess(1, 2, 64, 64), "sm_90a");
+  tl::GPUBinary binary = tl::compileForGPU(mha::flashattn_bwd_postprocess(1, 2, 64, 64), "sm_90a");
   std::string report;
   std::string cubin = tl::assembleCubin(ptxas, binary.ptx, "sm_90a", &report);
-  CHECK(cubin.rfind("\x7f" "ELF", 0) == 0);
+  CHECK(cubin.rfind("\x7f"
+                    "ELF",
+                    0) == 0);
   CHECK(report.find("Used") != std::string::npos);
   std::string broken = binary.ptx;
   broken.replace(broken.find(".entry"), 6, ".entri");

@@ -63,9 +63,8 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
             if (!seen.insert({config, arch}).second)
               continue;
             INFO(config << " for " << arch);
-            tl::dsl::Program program = forward
-                                           ? mha::forwardKernel(1, 2, seq, dim, causal, c)
-                                           : mha::backwardKernel(1, 2, seq, dim, causal, c);
+            tl::dsl::Program program = forward ? mha::forwardKernel(1, 2, seq, dim, causal, c)
+                                               : mha::backwardKernel(1, 2, seq, dim, causal, c);
             tl::GPUBinary binary;
             REQUIRE_NOTHROW(binary = tl::compileForGPU(program, arch));
             CHECK(binary.sharedBytes <= tl::sharedMemoryLimit(arch));
@@ -73,8 +72,8 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
             if (ptxas.empty())
               continue;
             Assembled a = assemble(ptxas, binary);
-            std::printf("tuned %-40s %-6s %6.1f KiB shared, %3d registers, spills %d/%d\n",
-                        config, arch, binary.sharedBytes / 1024.0, a.registers, a.spillStores,
+            std::printf("tuned %-40s %-6s %6.1f KiB shared, %3d registers, spills %d/%d\n", config,
+                        arch, binary.sharedBytes / 1024.0, a.registers, a.spillStores,
                         a.spillLoads);
             CHECK(a.registers * binary.threads <= 65536);
             // The measured-fastest backward spills a little (PTXTest.cpp's

@@ -68,11 +68,15 @@ int main(int argc, char **argv) {
                V = readTensor(dir + "/V.f16", shape), dO = readTensor(dir + "/dO.f16", shape);
     mha::AttentionConfig c;
     if (config == "tuned")
-      c = mha::tunedConfig(D, causal, S, gpu ? tl::runtime::CudaDriver::require().arch() : "sm_90a");
+      c = mha::tunedConfig(D, causal, S,
+                           gpu ? tl::runtime::CudaDriver::require().arch() : "sm_90a");
     mha::AttentionResult r = mha::attentionForwardBackward(
         Q, K, V, dO, causal, gpu ? mha::Backend::gpu : mha::Backend::cpu, c);
-    for (auto [name, tensor] : {std::pair{"O.f16", &r.O}, {"dQ.f16", &r.dQ}, {"dK.f16", &r.dK},
-                                {"dV.f16", &r.dV}, {"lse.f32", &r.lse}})
+    for (auto [name, tensor] : {std::pair{"O.f16", &r.O},
+                                {"dQ.f16", &r.dQ},
+                                {"dK.f16", &r.dK},
+                                {"dV.f16", &r.dV},
+                                {"lse.f32", &r.lse}})
       writeTensor(dir + "/" + name, *tensor);
     std::printf("tl-attention-files: %s, %s configuration, B=%d H=%d S=%d D=%d causal=%d\n",
                 gpu ? "GPU" : "CPU", config.c_str(), B, H, S, D, causal ? 1 : 0);

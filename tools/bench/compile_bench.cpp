@@ -27,7 +27,8 @@ template <typename Compile> double medianMs(int repeats, Compile compile) {
     auto start = std::chrono::steady_clock::now();
     compile();
     times.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];

@@ -57,8 +57,8 @@ int main(int argc, char **argv) {
     CPUKernel prep(mha::flashattn_bwd_preprocess(batch, heads, seq, dim));
     CPUKernel bwd(mha::flashattn_bwd(batch, heads, seq, dim, causal, bb.block_M, bb.block_N));
     CPUKernel post(mha::flashattn_bwd_postprocess(batch, heads, seq, dim));
-    double compile = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                   compileStart).count();
+    double compile =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
     std::vector<HostTensor> o_lse, delta;
     double fwdSeconds = medianSeconds([&] { o_lse = fwd({&Q, &K, &V}); });
     double bwdSeconds = medianSeconds([&] {
@@ -71,8 +71,7 @@ int main(int argc, char **argv) {
     std::printf("%-10s compile %.2f s | fwd %8.1f ms %6.2f GFLOP/s | bwd %8.1f ms "
                 "%6.2f GFLOP/s\n",
                 causal ? "causal" : "non-causal", compile, fwdSeconds * 1e3,
-                flops / fwdSeconds * 1e-9, bwdSeconds * 1e3,
-                2.5 * flops / bwdSeconds * 1e-9);
+                flops / fwdSeconds * 1e-9, bwdSeconds * 1e3, 2.5 * flops / bwdSeconds * 1e-9);
   }
   return 0;
 }

@@ -53,8 +53,8 @@ void run(const Shape &s, bool causal) {
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
              V = filled(shape, tl::dsl::f16), dO = filled(shape, tl::dsl::f16);
   HostTensor O(shape, tl::dsl::f16), lse(rows, tl::dsl::f32), delta(rows, tl::dsl::f32);
-  HostTensor dQ(mha::dqAccumulatorShape(s.B, s.H, s.S, s.D), tl::dsl::f32), dQout(shape, tl::dsl::f16), dK(shape, tl::dsl::f16),
-      dV(shape, tl::dsl::f16);
+  HostTensor dQ(mha::dqAccumulatorShape(s.B, s.H, s.S, s.D), tl::dsl::f32),
+      dQout(shape, tl::dsl::f16), dK(shape, tl::dsl::f16), dV(shape, tl::dsl::f16);
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
   double prepMs = prep.benchmark({&O, &dO, &delta});
   double mainMs = bwd.benchmark({&Q, &K, &V, &dO, &lse, &delta, &dQ, &dK, &dV});
@@ -62,13 +62,15 @@ void run(const Shape &s, bool causal) {
   double bwdMs = prepMs + mainMs + postMs;
   double flops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D / (causal ? 2 : 1);
   std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, \"causal\": %d, "
-              "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"bwd_parts_ms\": [%.4f, %.4f, %.4f], \"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
+              "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"bwd_parts_ms\": [%.4f, %.4f, %.4f], "
+              "\"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
               "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%dx%d/%d/s%d\", "
               "\"bwd_config\": \"%s%dx%d/%d/s%d\"}\n",
-              s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs, flops / fwdMs * 1e-9,
-              2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
+              s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs,
+              flops / fwdMs * 1e-9, 2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
               bwd.binary().fragmentLayout.c_str(), c.fwdBlockM, c.fwdBlockN, c.fwdThreads,
-              c.fwdStages, c.bwdStaged ? "staged " : "", c.bwdBlockM, c.bwdBlockN, c.bwdThreads, c.bwdStages);
+              c.fwdStages, c.bwdStaged ? "staged " : "", c.bwdBlockM, c.bwdBlockN, c.bwdThreads,
+              c.bwdStages);
   std::fflush(stdout);
 }
 
@@ -88,15 +90,16 @@ int main(int argc, char **argv) {
     }
     Shape s{};
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
-      std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] [B,H,S,D ...]\n");
+      std::fprintf(
+          stderr,
+          "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);
   }
   if (shapes.empty()) // shared/anchors.md, then the reference test's shape
-    shapes = {{16, 32, 1024, 64}, {4, 32, 4096, 64}, {1, 32, 16384, 64},
-              {16, 16, 1024, 128}, {4, 16, 4096, 128}, {1, 16, 16384, 128},
-              {8, 32, 256, 64}};
+    shapes = {{16, 32, 1024, 64}, {4, 32, 4096, 64},   {1, 32, 16384, 64}, {16, 16, 1024, 128},
+              {4, 16, 4096, 128}, {1, 16, 16384, 128}, {8, 32, 256, 64}};
   int failures = 0;
   for (const Shape &s : shapes)
     for (bool causal : {false, true})

@@ -18,8 +18,8 @@
 #include "mha/attention.h"
 #include "mha/mha.h"
 #include "mha/reference.h"
-#include "tl/Compiler/GPUCompiler.h"
 #include "tl/Compiler/CrashHandler.h"
+#include "tl/Compiler/GPUCompiler.h"
 #include "tl/runtime/CudaDriver.h"
 
 #include <cerrno>
@@ -90,33 +90,37 @@ double maxError(const HostTensor &got, const std::vector<float> &want) {
 }
 
 /// Runs the four programs chained as the reference test chains them.
-bool runAttention(mha::Backend backend, const char *config, int batch, int heads, int seq,
-                  int dim, bool causal, mha::AttentionConfig tuning = {}) {
+bool runAttention(mha::Backend backend, const char *config, int batch, int heads, int seq, int dim,
+                  bool causal, mha::AttentionConfig tuning = {}) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::int64_t> shape = {batch, seq, heads, dim};
   std::mt19937 rng(42);
-  HostTensor Q = randomHalf(shape, rng), K = randomHalf(shape, rng),
-             V = randomHalf(shape, rng), dO = randomHalf(shape, rng);
+  HostTensor Q = randomHalf(shape, rng), K = randomHalf(shape, rng), V = randomHalf(shape, rng),
+             dO = randomHalf(shape, rng);
   mha::AttentionResult r = mha::attentionForwardBackward(Q, K, V, dO, causal, backend, tuning);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // The fp64 reference takes longer than the kernels: once per shape and mask
   // (every run draws the same inputs).
   static std::map<std::vector<int>, tl::testing::AttentionGrads> references;
   std::vector<int> key = {batch, heads, seq, dim, causal};
   if (!references.count(key))
-    references[key] = tl::testing::attentionReference(
-        {batch, heads, seq, dim}, causal, Q.toFloat(), K.toFloat(), V.toFloat(), dO.toFloat());
+    references[key] = tl::testing::attentionReference({batch, heads, seq, dim}, causal, Q.toFloat(),
+                                                      K.toFloat(), V.toFloat(), dO.toFloat());
   const tl::testing::AttentionGrads &ref = references[key];
-  struct Row { const char *name; double error; };
-  Row rows[] = {{"O", maxError(r.O, ref.O)}, {"lse", maxError(r.lse, ref.lse)},
-                {"dQ", maxError(r.dQ, ref.dQ)}, {"dK", maxError(r.dK, ref.dK)},
+  struct Row {
+    const char *name;
+    double error;
+  };
+  Row rows[] = {{"O", maxError(r.O, ref.O)},
+                {"lse", maxError(r.lse, ref.lse)},
+                {"dQ", maxError(r.dQ, ref.dQ)},
+                {"dK", maxError(r.dK, ref.dK)},
                 {"dV", maxError(r.dV, ref.dV)}};
   bool ok = true;
-  std::printf("%s %-9s %d x %d x %d x %d %-10s max |error|:",
-              backend == mha::Backend::gpu ? "gpu" : "cpu", config, batch, heads, seq, dim,
-              causal ? "causal" : "non-causal");
+  std::printf(
+      "%s %-9s %d x %d x %d x %d %-10s max |error|:", backend == mha::Backend::gpu ? "gpu" : "cpu",
+      config, batch, heads, seq, dim, causal ? "causal" : "non-causal");
   for (const Row &row : rows) {
     std::printf(" %s %.2e", row.name, row.error);
     ok = ok && row.error < 2e-2;
@@ -191,8 +195,8 @@ int writePTX(const std::string &arch, const std::string &dir) {
     for (std::int64_t g : binary.grid)
       std::printf(" %lld", static_cast<long long>(g));
     std::printf(" threads %lld shared %lld B fragments %s\n",
-                static_cast<long long>(binary.threads),
-                static_cast<long long>(binary.sharedBytes), binary.fragmentLayout.c_str());
+                static_cast<long long>(binary.threads), static_cast<long long>(binary.sharedBytes),
+                binary.fragmentLayout.c_str());
   }
   return 0;
 }
@@ -241,11 +245,9 @@ int main(int argc, char **argv) {
     for (bool causal : {false, true}) {
       const char *config = causal ? "causal" : "non-causal";
       auto fwd = mha::forwardBlocks(dim), bwd = mha::backwardBlocks(dim);
-      summarize(mha::flashattn_fwd(batch, heads, seq_len, dim, causal,
-                                   fwd.block_M, fwd.block_N),
+      summarize(mha::flashattn_fwd(batch, heads, seq_len, dim, causal, fwd.block_M, fwd.block_N),
                 config, printIR);
-      summarize(mha::flashattn_bwd(batch, heads, seq_len, dim, causal,
-                                   bwd.block_M, bwd.block_N),
+      summarize(mha::flashattn_bwd(batch, heads, seq_len, dim, causal, bwd.block_M, bwd.block_N),
                 config, printIR);
     }
     summarize(mha::flashattn_bwd_preprocess(batch, heads, seq_len, dim), "", printIR);
@@ -262,7 +264,8 @@ int main(int argc, char **argv) {
       for (bool causal : {false, true}) {
         ok = runAttention(mha::Backend::gpu, "reference", batch, heads, seq_len, dim, causal) && ok;
         ok = runAttention(mha::Backend::gpu, "tuned", batch, heads, seq_len, dim, causal,
-                          mha::tunedConfig(dim, causal, seq_len)) && ok;
+                          mha::tunedConfig(dim, causal, seq_len)) &&
+             ok;
       }
     } else {
       std::printf("No GPU (%s): on the CPU backend, at a small shape.\n", why.c_str());

@@ -17,6 +17,5 @@ int main(int argc, char **argv) {
   tl::registerTLDialects(registry);
   mlir::registerTransformsPasses();
   tl::registerTLConversionPasses();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "tl optimizer driver\n", registry));
+  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "tl optimizer driver\n", registry));
 }

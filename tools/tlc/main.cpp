@@ -17,10 +17,10 @@
 // C++ launcher with the kernel embedded); cpu targets take tl, thread and
 // llvm. Exit codes: 0 ok, 1 an error in the user's file or arguments'
 // values, 2 usage.
+#include "tl/Compiler/CrashHandler.h"
 #include "tl/Compiler/GPUCompiler.h"
 #include "tl/Compiler/HostJIT.h"
 #include "tl/Compiler/Ptxas.h"
-#include "tl/Compiler/CrashHandler.h"
 #include "tl/dsl.h"
 #include "tl/runtime/KernelCache.h"
 
@@ -48,15 +48,16 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string &problem) {
-  std::fprintf(stderr,
-               "tlc: %s\n"
-               "usage: tlc FILE.cpp --list\n"
-               "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND]\n"
-               "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all] [--timing]\n"
-               "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
-               "           [--timing]\n"
-               "KIND: tl, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
-               problem.c_str());
+  std::fprintf(
+      stderr,
+      "tlc: %s\n"
+      "usage: tlc FILE.cpp --list\n"
+      "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND]\n"
+      "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all] [--timing]\n"
+      "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
+      "           [--timing]\n"
+      "KIND: tl, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
+      problem.c_str());
   std::exit(2);
 }
 
@@ -118,7 +119,8 @@ Options parse(int argc, char **argv) {
   if (o.target != "sm_80" && o.target != "sm_90a" && o.target != "cpu")
     usage("--target takes sm_80, sm_90a or cpu, got '" + o.target + "'");
   if (o.target == "cpu" && (o.emit == "ptx" || o.emit == "cubin" || o.emit == "header"))
-    usage("--emit=" + o.emit + " needs a GPU target (sm_80 or sm_90a); cpu emits tl, thread "
+    usage("--emit=" + o.emit +
+          " needs a GPU target (sm_80 or sm_90a); cpu emits tl, thread "
           "or llvm");
   return o;
 }
@@ -138,12 +140,12 @@ fs::path buildPlugin(const std::string &input) {
   std::istringstream includes(TLC_INCLUDE_DIRS);
   for (std::string dir; std::getline(includes, dir, ':');)
     command += " -I" + dir;
-  std::string link = std::string(" -L") + TLC_LIBRARY_DIR + " -ltl_kernels -ltlc -Wl,-rpath," +
-                     TLC_LIBRARY_DIR;
+  std::string link =
+      std::string(" -L") + TLC_LIBRARY_DIR + " -ltl_kernels -ltlc -Wl,-rpath," + TLC_LIBRARY_DIR;
   fs::path dir = fs::path(tl::runtime::KernelCache::defaultDirectory()) / "plugins";
   fs::create_directories(dir);
-  std::string key = tl::runtime::contentHash(readFile(input) + command + link +
-                                             fs::absolute(input).string());
+  std::string key =
+      tl::runtime::contentHash(readFile(input) + command + link + fs::absolute(input).string());
   fs::path plugin = dir / (key + ".so");
   if (fs::exists(plugin))
     return plugin;
@@ -185,15 +187,15 @@ std::string header(const tl::GPUBinary &b, const std::string &source) {
     h << "        {" << quoted(p.name) << ", {";
     for (std::size_t i = 0; i < p.shape.size(); ++i)
       h << (i ? ", " : "") << p.shape[i];
-    h << "}, tl::DType::" << tl::toString(p.dtype) << ", "
-      << (p.output ? "true" : "false") << "},\n";
+    h << "}, tl::DType::" << tl::toString(p.dtype) << ", " << (p.output ? "true" : "false")
+      << "},\n";
   }
   h << "    };\n    b.ptx = R\"tlc_ptx(" << b.ptx << ")tlc_ptx\";\n";
   if (!b.cubin.empty()) { // ptxas's cubin for b.arch (the PTX stays as a fallback)
     h << "    static const unsigned char cubin[] = {";
     for (std::size_t i = 0; i < b.cubin.size(); ++i)
-      h << (i % 24 ? "" : "\n        ") << static_cast<unsigned>(static_cast<unsigned char>(b.cubin[i]))
-        << ",";
+      h << (i % 24 ? "" : "\n        ")
+        << static_cast<unsigned>(static_cast<unsigned char>(b.cubin[i])) << ",";
     h << "};\n    b.cubin.assign(reinterpret_cast<const char *>(cubin), sizeof cubin);\n";
   }
   h << "    return b;\n  }();\n"
@@ -206,7 +208,8 @@ std::string header(const tl::GPUBinary &b, const std::string &source) {
       h << (first ? "" : ", ") << "tl::runtime::HostTensor &" << p.name;
       first = false;
     }
-  h << ") {\n  static const tl::runtime::GPUKernel kernel(" << fn << "_binary());\n  return kernel({";
+  h << ") {\n  static const tl::runtime::GPUKernel kernel(" << fn
+    << "_binary());\n  return kernel({";
   first = true;
   for (const tl::dsl::Param &p : b.params)
     if (!p.output) {
@@ -244,8 +247,7 @@ long long parseValue(const std::string &name, const std::string &text) {
 
 void write(const std::string &text, const Options &o) {
   if (o.output.empty() || o.output == "-") {
-    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
-        std::fflush(stdout) != 0)
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
       fail("cannot write to standard output");
     return;
   }
@@ -263,10 +265,10 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
   if (o.emit == "tl")
     return program.str();
   if (o.emit == "thread" || o.emit == "llvm")
-    return o.target == "cpu" ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
-                             : tl::emitGPUStage(program, o.target, o.emit,
-                                                {.printIRAfterAll = o.printIRAfterAll,
-                                                 .timing = o.timing});
+    return o.target == "cpu"
+               ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
+               : tl::emitGPUStage(program, o.target, o.emit,
+                                  {.printIRAfterAll = o.printIRAfterAll, .timing = o.timing});
   tl::GPUBinary binary = tl::compileForGPU(
       program, o.target, {.printIRAfterAll = o.printIRAfterAll, .timing = o.timing});
   // Correct but slow: say why the gemms did not get the tensor-core layout.
@@ -283,9 +285,10 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
     auto start = std::chrono::steady_clock::now();
     std::string cubin = tl::assembleCubin(ptxas, binary.ptx, o.target);
     if (o.timing)
-      std::fprintf(stderr, "tlc: ptxas %s: %.1f ms\n", o.target.c_str(),
-                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             start).count());
+      std::fprintf(
+          stderr, "tlc: ptxas %s: %.1f ms\n", o.target.c_str(),
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
     return cubin;
   }
   tl::runtime::assembleWherePossible(binary); // the header embeds the cubin where it can
@@ -334,8 +337,8 @@ std::string signature(const tl::dsl::Program &program) {
     std::string shape;
     for (std::int64_t e : p.shape)
       shape += (shape.empty() ? "" : ", ") + std::to_string(e);
-    text += std::string(text.back() == '(' ? "" : ", ") + (p.output ? "-> " : "") + p.name +
-            ": " + tl::dsl::toString(p.dtype) + "[" + shape + "]";
+    text += std::string(text.back() == '(' ? "" : ", ") + (p.output ? "-> " : "") + p.name + ": " +
+            tl::dsl::toString(p.dtype) + "[" + shape + "]";
   }
   return text + ")";
 }
@@ -355,8 +358,7 @@ int main(int argc, char **argv) {
         return 0;
       }
       if (!o.program.empty() && o.program != program.name())
-        fail("no program named '" + o.program + "' in " + o.input + "; it has: " +
-             program.name());
+        fail("no program named '" + o.program + "' in " + o.input + "; it has: " + program.name());
       write(emit(program, o), o);
       return 0;
     }

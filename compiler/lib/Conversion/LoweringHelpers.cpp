@@ -80,8 +80,8 @@ std::optional<int64_t> constantGrowth(AffineExpr expr, ArrayRef<int64_t> shifts)
 
 } // namespace
 
-ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
-                          Value buffer, ValueRange indices) {
+ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts, Value buffer,
+                          ValueRange indices) {
   auto it = layouts.find(buffer);
   if (it == layouts.end())
     return {buffer, SmallVector<Value>(indices)};
@@ -137,8 +137,8 @@ ElementRef resolveElement(OpBuilder &b, Location loc, const LayoutMap &layouts,
   SmallVector<int64_t> strides(layout.getPhysicalShape().size(), 1);
   for (int d = static_cast<int>(strides.size()) - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * layout.getPhysicalShape()[d + 1];
-  Value view = memref::ReinterpretCastOp::create(
-      b, loc, viewType, buffer, /*offset=*/0, layout.getPhysicalShape(), strides);
+  Value view = memref::ReinterpretCastOp::create(b, loc, viewType, buffer, /*offset=*/0,
+                                                 layout.getPhysicalShape(), strides);
   return {view, SmallVector<Value>(physical->begin(), physical->end())};
 }
 
@@ -199,9 +199,8 @@ SmallVector<Value> regionIndices(OpBuilder &b, Location loc, ValueRange offsets,
   SmallVector<Value> indices;
   unsigned next = 0;
   for (auto [offset, size] : llvm::zip(offsets, sizes))
-    indices.push_back(size == 1 ? offset
-                                : arith::AddIOp::create(b, loc, offset, squeezed[next++])
-                                      .getResult());
+    indices.push_back(
+        size == 1 ? offset : arith::AddIOp::create(b, loc, offset, squeezed[next++]).getResult());
   return indices;
 }
 
@@ -226,8 +225,7 @@ Value reductionIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type) 
         b.getFloatAttr(floatType, isMax ? -std::numeric_limits<double>::infinity()
                                         : std::numeric_limits<double>::infinity()));
   unsigned width = type.getIntOrFloatBitWidth();
-  APInt value = isMax ? APInt::getSignedMinValue(width)
-                      : APInt::getSignedMaxValue(width);
+  APInt value = isMax ? APInt::getSignedMinValue(width) : APInt::getSignedMaxValue(width);
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 

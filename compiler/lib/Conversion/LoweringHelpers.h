@@ -19,9 +19,8 @@ struct ElementRef {
   mlir::Value memref;
   llvm::SmallVector<mlir::Value> indices;
 };
-ElementRef resolveElement(mlir::OpBuilder &b, mlir::Location loc,
-                          const LayoutMap &layouts, mlir::Value buffer,
-                          mlir::ValueRange indices);
+ElementRef resolveElement(mlir::OpBuilder &b, mlir::Location loc, const LayoutMap &layouts,
+                          mlir::Value buffer, mlir::ValueRange indices);
 
 /// Every memref.load and memref.store under `root` of an element of a buffer
 /// with an index-map layout (an access the kernel author wrote, e.g. in a
@@ -32,15 +31,11 @@ void resolveElementAccesses(mlir::RewriterBase &rewriter, mlir::Operation *root,
 
 /// scf.for nest over [0, extent) per extent; `body` runs at the innermost
 /// point with the induction variables. An empty `extents` runs body once.
-void buildLoops(mlir::OpBuilder &b, mlir::Location loc,
-                llvm::ArrayRef<int64_t> extents,
-                llvm::function_ref<void(mlir::OpBuilder &, mlir::Location,
-                                        mlir::ValueRange)>
-                    body);
+void buildLoops(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> extents,
+                llvm::function_ref<void(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)> body);
 
 /// Converts a scalar between float types (extf / truncf) when they differ.
-mlir::Value convertFloat(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Value value, mlir::Type to);
+mlir::Value convertFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value, mlir::Type to);
 
 mlir::Value zeroOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
 

@@ -43,31 +43,51 @@ std::unique_ptr<MLIRContext> makeContext() {
 Type mlirType(MLIRContext *context, DType type) {
   Builder b(context);
   switch (type) {
-  case DType::f16: return b.getF16Type();
-  case DType::bf16: return b.getBF16Type();
-  case DType::f32: return b.getF32Type();
-  case DType::f64: return b.getF64Type();
-  case DType::i1: return b.getI1Type();
-  case DType::i8: return b.getI8Type();
-  case DType::i16: return b.getI16Type();
-  case DType::i32: return b.getI32Type();
-  case DType::i64: return b.getI64Type();
-  case DType::index: return b.getIndexType();
+  case DType::f16:
+    return b.getF16Type();
+  case DType::bf16:
+    return b.getBF16Type();
+  case DType::f32:
+    return b.getF32Type();
+  case DType::f64:
+    return b.getF64Type();
+  case DType::i1:
+    return b.getI1Type();
+  case DType::i8:
+    return b.getI8Type();
+  case DType::i16:
+    return b.getI16Type();
+  case DType::i32:
+    return b.getI32Type();
+  case DType::i64:
+    return b.getI64Type();
+  case DType::index:
+    return b.getIndexType();
   }
   return {};
 }
 
 std::optional<DType> dtypeOf(Type type) {
-  if (type.isF16()) return DType::f16;
-  if (type.isBF16()) return DType::bf16;
-  if (type.isF32()) return DType::f32;
-  if (type.isF64()) return DType::f64;
-  if (type.isIndex()) return DType::index;
-  if (type.isInteger(1)) return DType::i1;
-  if (type.isInteger(8)) return DType::i8;
-  if (type.isInteger(16)) return DType::i16;
-  if (type.isInteger(32)) return DType::i32;
-  if (type.isInteger(64)) return DType::i64;
+  if (type.isF16())
+    return DType::f16;
+  if (type.isBF16())
+    return DType::bf16;
+  if (type.isF32())
+    return DType::f32;
+  if (type.isF64())
+    return DType::f64;
+  if (type.isIndex())
+    return DType::index;
+  if (type.isInteger(1))
+    return DType::i1;
+  if (type.isInteger(8))
+    return DType::i8;
+  if (type.isInteger(16))
+    return DType::i16;
+  if (type.isInteger(32))
+    return DType::i32;
+  if (type.isInteger(64))
+    return DType::i64;
   return std::nullopt;
 }
 

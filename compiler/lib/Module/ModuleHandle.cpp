@@ -48,24 +48,24 @@ ModuleHandle ModuleHandle::parse(const std::string &text, const std::string &sou
   });
   if (kernels.size() != 1)
     failAt(state->module->getLoc(),
-           fmt::format("{} holds {} functions with a tl.kernel; tlc takes exactly one",
-                       sourceName, kernels.size()));
+           fmt::format("{} holds {} functions with a tl.kernel; tlc takes exactly one", sourceName,
+                       kernels.size()));
   func::FuncOp func = kernels.front();
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!type || !type.hasStaticShape())
-      failAt(arg.getLoc(), fmt::format("parameter {} of '{}' must be a memref of static shape",
-                                       i, func.getSymName().str()));
+      failAt(arg.getLoc(), fmt::format("parameter {} of '{}' must be a memref of static shape", i,
+                                       func.getSymName().str()));
     std::optional<DType> dtype = dtypeOf(type.getElementType());
     if (!dtype)
       failAt(arg.getLoc(), fmt::format("parameter {} of '{}' has an element type tl does not "
                                        "take",
                                        i, func.getSymName().str()));
     auto name = func.getArgAttrOfType<StringAttr>(i, "tl.name");
-    state->params.push_back({name ? name.str() : fmt::format("arg{}", i),
-                             std::vector<std::int64_t>(type.getShape().begin(),
-                                                       type.getShape().end()),
-                             *dtype, static_cast<bool>(func.getArgAttr(i, "tl.output"))});
+    state->params.push_back(
+        {name ? name.str() : fmt::format("arg{}", i),
+         std::vector<std::int64_t>(type.getShape().begin(), type.getShape().end()), *dtype,
+         static_cast<bool>(func.getArgAttr(i, "tl.output"))});
   }
   state->name = func.getSymName().str();
   ModuleHandle handle(std::move(state));

@@ -15,15 +15,15 @@ namespace tl {
 
 /// What launching a compiled kernel needs.
 struct GPUBinary {
-  std::string name;                   // the kernel's entry symbol
-  std::string arch;                   // "sm_80", "sm_90a", ...
-  std::string ptx;                    // PTX text
-  std::string cubin;                  // ptxas's cubin for `arch`; empty: the driver JITs the PTX
-  std::vector<std::int64_t> grid;     // x, y, z extents (1 to 3)
-  std::int64_t threads = 0;           // per block
-  std::int64_t sharedBytes = 0;       // dynamic shared memory per block
-  std::vector<Param> params;          // one bare device pointer each
-  std::string fragmentLayout;         // "mma", or "row: <why not mma>"
+  std::string name;               // the kernel's entry symbol
+  std::string arch;               // "sm_80", "sm_90a", ...
+  std::string ptx;                // PTX text
+  std::string cubin;              // ptxas's cubin for `arch`; empty: the driver JITs the PTX
+  std::vector<std::int64_t> grid; // x, y, z extents (1 to 3)
+  std::int64_t threads = 0;       // per block
+  std::int64_t sharedBytes = 0;   // dynamic shared memory per block
+  std::vector<Param> params;      // one bare device pointer each
+  std::string fragmentLayout;     // "mma", or "row: <why not mma>"
 };
 
 /// The dynamic shared memory one block may opt in to on `arch`, in bytes:
@@ -49,8 +49,7 @@ struct GPUCompileOptions {
 /// through LLVM's NVPTX backend. Throws tl::Error at the author's line on a
 /// compile error, resource limits of `arch` included (shared memory: at the
 /// alloc_shared whose tile crosses the limit).
-GPUBinary compileForGPU(const ModuleHandle &program,
-                        const std::string &arch = "sm_90a",
+GPUBinary compileForGPU(const ModuleHandle &program, const std::string &arch = "sm_90a",
                         const GPUCompileOptions &options = {});
 
 /// The kernel at an intermediate stage of the same path, as text: "thread"

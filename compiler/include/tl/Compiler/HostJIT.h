@@ -24,8 +24,7 @@ public:
   /// Verifies, lowers (buildCPUPipeline) and JIT-compiles `program`. Throws
   /// tl::Error with the author's location on a compile error. With `timing`,
   /// how long each step took goes to stderr.
-  static std::unique_ptr<HostExecutable> compile(const ModuleHandle &program,
-                                                 bool timing = false);
+  static std::unique_ptr<HostExecutable> compile(const ModuleHandle &program, bool timing = false);
   ~HostExecutable();
 
   Entry entry() const;

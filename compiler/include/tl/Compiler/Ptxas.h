@@ -18,7 +18,7 @@ std::string findPtxas();
 /// Assembles `ptx` for `arch` with `ptxas` into cubin bytes. Throws
 /// std::runtime_error with ptxas's own messages when it fails. `report`, when
 /// given, receives the -v report (registers, spills).
-std::string assembleCubin(const std::string &ptxas, const std::string &ptx,
-                          const std::string &arch, std::string *report = nullptr);
+std::string assembleCubin(const std::string &ptxas, const std::string &ptx, const std::string &arch,
+                          std::string *report = nullptr);
 
 } // namespace tl

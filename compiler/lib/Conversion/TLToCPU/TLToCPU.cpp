@@ -36,11 +36,9 @@ namespace {
 
 /// On-chip buffers become stack allocations of the block's function, in the
 /// default memory space.
-template <typename AllocOp>
-struct AllocToAlloca : OpRewritePattern<AllocOp> {
+template <typename AllocOp> struct AllocToAlloca : OpRewritePattern<AllocOp> {
   using OpRewritePattern<AllocOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(AllocOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(AllocOp op, PatternRewriter &rewriter) const override {
     MemRefType type = op.getType();
     auto hostType = MemRefType::get(type.getShape(), type.getElementType());
     rewriter.replaceOpWithNewOp<memref::AllocaOp>(op, hostType);
@@ -50,13 +48,11 @@ struct AllocToAlloca : OpRewritePattern<AllocOp> {
 
 struct FillToLoops : OpRewritePattern<FillOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FillOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(FillOp op, PatternRewriter &rewriter) const override {
     auto type = cast<MemRefType>(op.getBuffer().getType());
     buildLoops(rewriter, op.getLoc(), type.getShape(),
                [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                 memref::StoreOp::create(b, loc, op.getValue(), op.getBuffer(),
-                                         ivs);
+                 memref::StoreOp::create(b, loc, op.getValue(), op.getBuffer(), ivs);
                });
     rewriter.eraseOp(op);
     return success();
@@ -64,15 +60,13 @@ struct FillToLoops : OpRewritePattern<FillOp> {
 };
 
 /// Moves a loop body (a block without terminator) to the innermost loop.
-void inlineBody(PatternRewriter &rewriter, Block &body, scf::ForOp innermost,
-                ValueRange ivs) {
+void inlineBody(PatternRewriter &rewriter, Block &body, scf::ForOp innermost, ValueRange ivs) {
   rewriter.inlineBlockBefore(&body, innermost.getBody()->getTerminator(), ivs);
 }
 
 struct ParallelToLoops : OpRewritePattern<ParallelOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ParallelOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(ParallelOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SmallVector<Value> ivs;
     scf::ForOp innermost;
@@ -93,8 +87,7 @@ struct ParallelToLoops : OpRewritePattern<ParallelOp> {
 
 struct PipelinedToLoop : OpRewritePattern<PipelinedOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(PipelinedOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(PipelinedOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     auto loop = scf::ForOp::create(rewriter, loc, op.getStart(), op.getEnd(), one);
@@ -107,8 +100,7 @@ struct PipelinedToLoop : OpRewritePattern<PipelinedOp> {
 /// Layouts were collected before the rewrite; swizzles mean nothing here.
 struct EraseAnnotateLayout : OpRewritePattern<AnnotateLayoutOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AnnotateLayoutOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(AnnotateLayoutOp op, PatternRewriter &rewriter) const override {
     rewriter.eraseOp(op);
     return success();
   }
@@ -124,8 +116,7 @@ LogicalResult outlineKernel(KernelOp kernel) {
   Block &body = kernel.getBody().front();
   for (BlockArgument index : body.getArguments()) {
     unsigned position = func.getNumArguments();
-    if (failed(func.insertArgument(position, IndexType::get(func.getContext()),
-                                   {}, loc)))
+    if (failed(func.insertArgument(position, IndexType::get(func.getContext()), {}, loc)))
       return failure();
     index.replaceAllUsesWith(func.getArgument(position));
   }
@@ -137,8 +128,7 @@ LogicalResult outlineKernel(KernelOp kernel) {
   return success();
 }
 
-struct ConvertTLToCPUPass
-    : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPass> {
+struct ConvertTLToCPUPass : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     LayoutMap layouts;
@@ -161,8 +151,8 @@ struct ConvertTLToCPUPass
 
     RewritePatternSet patterns(&getContext());
     patterns.add<AllocToAlloca<AllocSharedOp>, AllocToAlloca<AllocFragmentOp>,
-                 AllocToAlloca<AllocLocalOp>, FillToLoops, ParallelToLoops,
-                 PipelinedToLoop, EraseAnnotateLayout>(&getContext());
+                 AllocToAlloca<AllocLocalOp>, FillToLoops, ParallelToLoops, PipelinedToLoop,
+                 EraseAnnotateLayout>(&getContext());
     populateTileOpsToLoopsPatterns(patterns, layouts);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

@@ -14,7 +14,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
-
 using namespace mlir;
 
 namespace tl::cpu {
@@ -32,8 +31,7 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
   CopyToLoops(MLIRContext *context, const LayoutMap &layouts)
       : OpRewritePattern(context), layouts(layouts) {}
 
-  LogicalResult matchAndRewrite(CopyOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(CopyOp op, PatternRewriter &rewriter) const override {
     Value src = op.getSrc(), dst = op.getDst();
     Type dstElement = cast<MemRefType>(dst.getType()).getElementType();
     SmallVector<int64_t> extents;
@@ -41,25 +39,19 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
       if (size != 1)
         extents.push_back(size);
     auto body = [&](OpBuilder &b, Location loc, ValueRange ivs) {
-      SmallVector<Value> from =
-          regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), ivs);
-      SmallVector<Value> to =
-          regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), ivs);
+      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), ivs);
+      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), ivs);
       auto load = [&](OpBuilder &b, Location loc) {
         ElementRef ref = resolveElement(b, loc, layouts, src, from);
         Value value = memref::LoadOp::create(b, loc, ref.memref, ref.indices);
-        return value.getType() == dstElement
-                   ? value
-                   : convertFloat(b, loc, value, dstElement);
+        return value.getType() == dstElement ? value : convertFloat(b, loc, value, dstElement);
       };
       auto copyElement = [&](OpBuilder &b, Location loc) {
         Value value;
         if (isGlobal(src)) {
           auto guarded = scf::IfOp::create(
               b, loc, insideBuffer(b, loc, src, from),
-              [&](OpBuilder &b, Location loc) {
-                scf::YieldOp::create(b, loc, load(b, loc));
-              },
+              [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, load(b, loc)); },
               [&](OpBuilder &b, Location loc) {
                 scf::YieldOp::create(b, loc, zeroOf(b, loc, dstElement));
               });
@@ -74,11 +66,10 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
         copyElement(b, loc);
         return;
       }
-      scf::IfOp::create(b, loc, insideBuffer(b, loc, dst, to),
-                        [&](OpBuilder &b, Location loc) {
-                          copyElement(b, loc);
-                          scf::YieldOp::create(b, loc);
-                        });
+      scf::IfOp::create(b, loc, insideBuffer(b, loc, dst, to), [&](OpBuilder &b, Location loc) {
+        copyElement(b, loc);
+        scf::YieldOp::create(b, loc);
+      });
     };
     buildLoops(rewriter, op.getLoc(), extents, body);
     rewriter.eraseOp(op);
@@ -90,8 +81,7 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
 
 struct GemmToLoops : OpRewritePattern<GemmOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GemmOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(GemmOp op, PatternRewriter &rewriter) const override {
     auto aType = cast<MemRefType>(op.getA().getType());
     auto cType = cast<MemRefType>(op.getC().getType());
     bool ta = op.getTransposeA(), tb = op.getTransposeB();
@@ -99,23 +89,22 @@ struct GemmToLoops : OpRewritePattern<GemmOp> {
     Type acc = cType.getElementType();
     auto body = [&](OpBuilder &b, Location loc, ValueRange ij) {
       Value i = ij[0], j = ij[1];
-      Value init = op.getClearAccum()
-                       ? zeroOf(b, loc, acc)
-                       : memref::LoadOp::create(b, loc, op.getC(), ij).getResult();
+      Value init = op.getClearAccum() ? zeroOf(b, loc, acc)
+                                      : memref::LoadOp::create(b, loc, op.getC(), ij).getResult();
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value upper = arith::ConstantIndexOp::create(b, loc, k);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       auto loop = scf::ForOp::create(
           b, loc, zero, upper, one, ValueRange{init},
           [&](OpBuilder &b, Location loc, Value kk, ValueRange sum) {
-            Value a = memref::LoadOp::create(
-                b, loc, op.getA(), ta ? ValueRange{kk, i} : ValueRange{i, kk});
-            Value bv = memref::LoadOp::create(
-                b, loc, op.getB(), tb ? ValueRange{j, kk} : ValueRange{kk, j});
-            Value product = arith::MulFOp::create(
-                b, loc, convertFloat(b, loc, a, acc), convertFloat(b, loc, bv, acc));
-            scf::YieldOp::create(
-                b, loc, arith::AddFOp::create(b, loc, sum[0], product).getResult());
+            Value a = memref::LoadOp::create(b, loc, op.getA(),
+                                             ta ? ValueRange{kk, i} : ValueRange{i, kk});
+            Value bv = memref::LoadOp::create(b, loc, op.getB(),
+                                              tb ? ValueRange{j, kk} : ValueRange{kk, j});
+            Value product = arith::MulFOp::create(b, loc, convertFloat(b, loc, a, acc),
+                                                  convertFloat(b, loc, bv, acc));
+            scf::YieldOp::create(b, loc,
+                                 arith::AddFOp::create(b, loc, sum[0], product).getResult());
           });
       memref::StoreOp::create(b, loc, loop.getResult(0), op.getC(), ij);
     };
@@ -127,8 +116,7 @@ struct GemmToLoops : OpRewritePattern<GemmOp> {
 
 struct ReduceToLoops : OpRewritePattern<ReduceOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(ReduceOp op, PatternRewriter &rewriter) const override {
     auto srcType = cast<MemRefType>(op.getSrc().getType());
     auto dim = static_cast<int64_t>(op.getDim());
     SmallVector<int64_t> outer(srcType.getShape());
@@ -140,8 +128,7 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
         dstIndices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
       Value init = op.getClear()
                        ? reductionIdentity(b, loc, op.getKind(), element)
-                       : memref::LoadOp::create(b, loc, op.getDst(), dstIndices)
-                             .getResult();
+                       : memref::LoadOp::create(b, loc, op.getDst(), dstIndices).getResult();
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value upper = arith::ConstantIndexOp::create(b, loc, srcType.getDimSize(dim));
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -164,14 +151,12 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
 struct AtomicAddToRMW : OpRewritePattern<AtomicAddOp> {
   AtomicAddToRMW(MLIRContext *context, const LayoutMap &layouts)
       : OpRewritePattern(context), layouts(layouts) {}
-  LogicalResult matchAndRewrite(AtomicAddOp op,
-                                PatternRewriter &rewriter) const override {
-    ElementRef ref = resolveElement(rewriter, op.getLoc(), layouts, op.getDst(),
-                                   op.getIndices());
+  LogicalResult matchAndRewrite(AtomicAddOp op, PatternRewriter &rewriter) const override {
+    ElementRef ref = resolveElement(rewriter, op.getLoc(), layouts, op.getDst(), op.getIndices());
     auto kind = isa<FloatType>(op.getValue().getType()) ? arith::AtomicRMWKind::addf
                                                         : arith::AtomicRMWKind::addi;
-    memref::AtomicRMWOp::create(rewriter, op.getLoc(), kind, op.getValue(),
-                                ref.memref, ref.indices);
+    memref::AtomicRMWOp::create(rewriter, op.getLoc(), kind, op.getValue(), ref.memref,
+                                ref.indices);
     rewriter.eraseOp(op);
     return success();
   }
@@ -180,8 +165,7 @@ struct AtomicAddToRMW : OpRewritePattern<AtomicAddOp> {
 
 } // namespace
 
-void populateTileOpsToLoopsPatterns(RewritePatternSet &patterns,
-                                    const LayoutMap &layouts) {
+void populateTileOpsToLoopsPatterns(RewritePatternSet &patterns, const LayoutMap &layouts) {
   MLIRContext *context = patterns.getContext();
   patterns.add<CopyToLoops, AtomicAddToRMW>(context, layouts);
   patterns.add<GemmToLoops, ReduceToLoops>(context);

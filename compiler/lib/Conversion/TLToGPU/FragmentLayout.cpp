@@ -22,8 +22,8 @@ int64_t elementBits(Value fragment) {
 
 /// Warp grid for an MxN accumulator (TileLang's policies): FullRow gives
 /// each warp whole rows, FullCol whole columns, Square the most balanced.
-std::optional<std::pair<int64_t, int64_t>> partition(GemmWarpPolicy policy, int64_t m,
-                                                     int64_t n, int64_t warps) {
+std::optional<std::pair<int64_t, int64_t>> partition(GemmWarpPolicy policy, int64_t m, int64_t n,
+                                                     int64_t warps) {
   auto fits = [&](int64_t wm, int64_t wn) {
     return wm * wn == warps && m % (16 * wm) == 0 && n % (8 * wn) == 0;
   };
@@ -78,9 +78,8 @@ struct Inference {
       changed = true;
       return true;
     }
-    return it->second == layout ||
-           fail("conflicting layouts for one fragment: " +
-                describeLocation(origins.lookup(fragment)) + " vs");
+    return it->second == layout || fail("conflicting layouts for one fragment: " +
+                                        describeLocation(origins.lookup(fragment)) + " vs");
   }
 
   std::optional<FragmentLayout> known(Value v) const {
@@ -90,9 +89,7 @@ struct Inference {
     return it->second;
   }
 
-  static ArrayRef<int64_t> shape(Value v) {
-    return cast<MemRefType>(v.getType()).getShape();
-  }
+  static ArrayRef<int64_t> shape(Value v) { return cast<MemRefType>(v.getType()).getShape(); }
 
   bool seedFromGemm(GemmOp gemm) {
     if (!fragments.count(gemm.getC()))
@@ -284,8 +281,7 @@ static int64_t rowSplit(gpu::GPUFuncOp func, const llvm::DenseSet<Value> &fragme
   return safe ? split : 1;
 }
 
-FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads,
-                                     std::string &why) {
+FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads, std::string &why) {
   Inference inference;
   inference.warps = threads / 32;
   func.walk([&](AllocFragmentOp alloc) { inference.fragments.insert(alloc.getResult()); });

@@ -32,9 +32,9 @@ namespace tl::gpu_lowering {
 struct FragmentLayout {
   enum class Kind { Row, Mma, MmaRow };
   Kind kind = Kind::Row;
-  int64_t rows = 0, cols = 0;        // the fragment's shape (cols 0: a 1-D fragment)
-  int64_t warpsM = 1, warpsN = 1;    // warp grid over the (parent) Mma tile
-  int64_t split = 1;                 // Row: threads sharing each row
+  int64_t rows = 0, cols = 0;     // the fragment's shape (cols 0: a 1-D fragment)
+  int64_t warpsM = 1, warpsN = 1; // warp grid over the (parent) Mma tile
+  int64_t split = 1;              // Row: threads sharing each row
 
   /// Row: threads holding different rows (T / split), and columns per thread.
   int64_t rowGroups(int64_t threads) const { return threads / split; }
@@ -43,14 +43,12 @@ struct FragmentLayout {
   int64_t tilesM() const { return rows / warpsM / 16; }
   int64_t tilesN() const { return cols / warpsN / 8; }
   /// Elements each thread holds (Mma, MmaRow).
-  int64_t count() const {
-    return kind == Kind::Mma ? tilesM() * tilesN() * 4 : tilesM() * 2;
-  }
+  int64_t count() const { return kind == Kind::Mma ? tilesM() * tilesN() * 4 : tilesM() * 2; }
   /// For Mma element l: the MmaRow element holding its row.
   int64_t rowSlot(int64_t l) const { return (l / 4 / tilesN()) * 2 + (l % 4) / 2; }
   bool operator==(const FragmentLayout &o) const {
-    return kind == o.kind && rows == o.rows && cols == o.cols &&
-           warpsM == o.warpsM && warpsN == o.warpsN && split == o.split;
+    return kind == o.kind && rows == o.rows && cols == o.cols && warpsM == o.warpsM &&
+           warpsN == o.warpsN && split == o.split;
   }
   /// The layout of a row vector of this Mma layout (any Mma fragment with the
   /// same rows and warps has the same one).
@@ -66,7 +64,6 @@ using FragmentLayouts = llvm::MapVector<mlir::Value, FragmentLayout>;
 
 /// Layouts of the kernel's fragments (alloc_fragment results). `why` says
 /// why a kernel fell back to Row.
-FragmentLayouts inferFragmentLayouts(mlir::gpu::GPUFuncOp func, int64_t threads,
-                                     std::string &why);
+FragmentLayouts inferFragmentLayouts(mlir::gpu::GPUFuncOp func, int64_t threads, std::string &why);
 
 } // namespace tl::gpu_lowering

@@ -19,17 +19,14 @@ LogicalResult KernelLowering::run() {
   tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
   sharedBase = gpu::DynamicSharedMemoryOp::create(
       rewriter, loc,
-      MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
-                      MemRefLayoutAttrInterface(),
-                      gpu::AddressSpaceAttr::get(func.getContext(),
-                                                 gpu::AddressSpace::Workgroup)));
+      MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(), MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup)));
   std::string why;
   layouts_ = inferFragmentLayouts(func, threads, why);
   pipelines = planPipelines(func, layouts);
   planShared();
-  bool mma = llvm::any_of(layouts_, [](auto &entry) {
-    return entry.second.kind != FragmentLayout::Kind::Row;
-  });
+  bool mma = llvm::any_of(
+      layouts_, [](auto &entry) { return entry.second.kind != FragmentLayout::Kind::Row; });
   func->setAttr("tl.fragment_layout", rewriter.getStringAttr(mma ? "mma" : "row: " + why));
   // Shared tiles to swizzle: the ones annotated so and, in an Mma kernel, the
   // gemm operands (ldmatrix then reads 8 rows from 8 bank groups; the
@@ -83,10 +80,10 @@ LogicalResult KernelLowering::checkSharedLimit() {
   os << "x" << last->type.getElementType();
   int64_t end = last->offset + last->bytes * last->copies;
   InFlightDiagnostic diag = emitError(last->loc)
-      << "the kernel needs " << sharedBytes << " bytes (" << kib(sharedBytes)
-      << ") of shared memory, more than the " << limits.sharedBytes << " ("
-      << kib(limits.sharedBytes) << ") a block has on " << limits.target << ": this " << tile
-      << " tile";
+                            << "the kernel needs " << sharedBytes << " bytes (" << kib(sharedBytes)
+                            << ") of shared memory, more than the " << limits.sharedBytes << " ("
+                            << kib(limits.sharedBytes) << ") a block has on " << limits.target
+                            << ": this " << tile << " tile";
   if (last->copies > 1)
     diag << " (" << last->copies << " rotating copies for a pipelined loop)";
   diag << " takes bytes [" << last->offset << ", " << end << ")";
@@ -150,7 +147,7 @@ void KernelLowering::planShared() {
 }
 
 Value KernelLowering::allocateShared(Location loc, MemRefType type, bool swizzle, int64_t copies,
-                     std::optional<int64_t> planned) {
+                                     std::optional<int64_t> planned) {
   int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8;
   int64_t offset;
   if (planned) {
@@ -176,12 +173,12 @@ bool KernelLowering::swizzlable(MemRefType type) {
 }
 
 Value KernelLowering::sharedView(Location loc, MemRefType type, Value byteOffset, bool swizzle,
-                 std::array<int64_t, 2> range) {
-  auto viewType = MemRefType::get(
-      type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
-  Value view = memref::ViewOp::create(rewriter, loc, viewType, sharedBase, byteOffset,
-                                      ValueRange{});
+                                 std::array<int64_t, 2> range) {
+  auto viewType =
+      MemRefType::get(type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
+  Value view =
+      memref::ViewOp::create(rewriter, loc, viewType, sharedBase, byteOffset, ValueRange{});
   view.getDefiningOp()->setAttr(kSharedRangeAttr, rewriter.getDenseI64ArrayAttr(range));
   shared.insert(view);
   if (swizzle)
@@ -191,9 +188,9 @@ Value KernelLowering::sharedView(Location loc, MemRefType type, Value byteOffset
 
 Value KernelLowering::stageView(Location loc, Value tile, Value k, Value start) {
   const Rotating &r = rotating.find(tile)->second;
-  Value stage = arith::RemUIOp::create(rewriter, loc,
-                                       arith::SubIOp::create(rewriter, loc, k, start),
-                                       index(rewriter, loc, r.copies));
+  Value stage =
+      arith::RemUIOp::create(rewriter, loc, arith::SubIOp::create(rewriter, loc, k, start),
+                             index(rewriter, loc, r.copies));
   Value offset = arith::AddIOp::create(
       rewriter, loc, index(rewriter, loc, r.offset),
       arith::MulIOp::create(rewriter, loc, stage, index(rewriter, loc, r.bytes)));
@@ -202,8 +199,8 @@ Value KernelLowering::stageView(Location loc, Value tile, Value k, Value start) 
 }
 
 Value KernelLowering::swizzleColumn(OpBuilder &b, Location loc, Value row, Value col) {
-  Value phase = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, row, index(b, loc, 8)), index(b, loc, 8));
+  Value phase = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, row, index(b, loc, 8)),
+                                      index(b, loc, 8));
   return arith::XOrIOp::create(b, loc, col, phase);
 }
 
@@ -222,8 +219,7 @@ LogicalResult KernelLowering::swizzleAccesses() {
     }
     for (auto [user, column] : accesses) {
       rewriter.setInsertionPoint(user);
-      user->setOperand(column, swizzleColumn(rewriter, user->getLoc(),
-                                             user->getOperand(column - 1),
+      user->setOperand(column, swizzleColumn(rewriter, user->getLoc(), user->getOperand(column - 1),
                                              user->getOperand(column)));
     }
   }
@@ -231,26 +227,27 @@ LogicalResult KernelLowering::swizzleAccesses() {
 }
 
 void KernelLowering::forOwnedRows(Location loc, int64_t rows,
-                  function_ref<void(OpBuilder &, Location, Value, Value)> body,
-                  int64_t split) {
+                                  function_ref<void(OpBuilder &, Location, Value, Value)> body,
+                                  int64_t split) {
   int64_t groups = threads / split;
   int64_t perThread = (rows + groups - 1) / groups;
   auto loop = scf::ForOp::create(rewriter, loc, index(rewriter, loc, 0),
-                                 index(rewriter, loc, perThread),
-                                 index(rewriter, loc, 1));
+                                 index(rewriter, loc, perThread), index(rewriter, loc, 1));
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(loop.getBody()->getTerminator());
   Value r = loop.getInductionVar();
-  Value first = split == 1 ? tid : arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, split)).getResult();
+  Value first =
+      split == 1
+          ? tid
+          : arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, split)).getResult();
   Value row = arith::AddIOp::create(
-      rewriter, loc, first,
-      arith::MulIOp::create(rewriter, loc, r, index(rewriter, loc, groups)));
+      rewriter, loc, first, arith::MulIOp::create(rewriter, loc, r, index(rewriter, loc, groups)));
   if (rows % groups == 0) {
     body(rewriter, loc, r, row);
     return;
   }
-  Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                       row, index(rewriter, loc, rows));
+  Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, row,
+                                       index(rewriter, loc, rows));
   scf::IfOp::create(rewriter, loc, inside, [&](OpBuilder &b, Location loc) {
     body(b, loc, r, row);
     scf::YieldOp::create(b, loc);
@@ -258,7 +255,7 @@ void KernelLowering::forOwnedRows(Location loc, int64_t rows,
 }
 
 void KernelLowering::forSpread(Location loc, ArrayRef<int64_t> extents,
-               function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+                               function_ref<void(OpBuilder &, Location, ValueRange)> body) {
   int64_t total = product(extents);
   auto visit = [&](Value flat) {
     SmallVector<Value> coords(extents.size());
@@ -283,7 +280,7 @@ void KernelLowering::forSpread(Location loc, ArrayRef<int64_t> extents,
 }
 
 SmallVector<Value> KernelLowering::localIndices(OpBuilder &b, Location loc, Value fragment,
-                                ValueRange indices, const Owned &owned) {
+                                                ValueRange indices, const Owned &owned) {
   const Fragment &f = fragments.find(fragment)->second;
   if (f.layout.kind == FragmentLayout::Kind::Row) {
     SmallVector<Value> local(indices);
@@ -300,7 +297,7 @@ SmallVector<Value> KernelLowering::localIndices(OpBuilder &b, Location loc, Valu
 }
 
 Value KernelLowering::load(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
-           const Owned *owned) {
+                           const Owned *owned) {
   if (isFragment(buffer))
     return memref::LoadOp::create(b, loc, fragments.lookup(buffer).storage,
                                   localIndices(b, loc, buffer, indices, *owned));
@@ -311,17 +308,15 @@ Value KernelLowering::load(OpBuilder &b, Location loc, Value buffer, ValueRange 
       b, loc, insideBuffer(b, loc, buffer, indices),
       [&](OpBuilder &b, Location loc) {
         ElementRef ref = resolveElement(b, loc, layouts, buffer, indices);
-        scf::YieldOp::create(
-            b, loc, memref::LoadOp::create(b, loc, ref.memref, ref.indices).getResult());
+        scf::YieldOp::create(b, loc,
+                             memref::LoadOp::create(b, loc, ref.memref, ref.indices).getResult());
       },
-      [&](OpBuilder &b, Location loc) {
-        scf::YieldOp::create(b, loc, zeroOf(b, loc, element));
-      });
+      [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, zeroOf(b, loc, element)); });
   return guarded.getResult(0);
 }
 
 void KernelLowering::store(OpBuilder &b, Location loc, Value value, Value buffer,
-           ValueRange indices, const Owned *owned) {
+                           ValueRange indices, const Owned *owned) {
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   if (value.getType() != element)
     value = convertFloat(b, loc, value, element);
@@ -334,12 +329,11 @@ void KernelLowering::store(OpBuilder &b, Location loc, Value value, Value buffer
     memref::StoreOp::create(b, loc, value, buffer, indices);
     return;
   }
-  scf::IfOp::create(b, loc, insideBuffer(b, loc, buffer, indices),
-                    [&](OpBuilder &b, Location loc) {
-                      ElementRef ref = resolveElement(b, loc, layouts, buffer, indices);
-                      memref::StoreOp::create(b, loc, value, ref.memref, ref.indices);
-                      scf::YieldOp::create(b, loc);
-                    });
+  scf::IfOp::create(b, loc, insideBuffer(b, loc, buffer, indices), [&](OpBuilder &b, Location loc) {
+    ElementRef ref = resolveElement(b, loc, layouts, buffer, indices);
+    memref::StoreOp::create(b, loc, value, ref.memref, ref.indices);
+    scf::YieldOp::create(b, loc);
+  });
 }
 
 Value KernelLowering::loadVector(OpBuilder &b, Location loc, VectorType type, Value buffer,
@@ -371,22 +365,26 @@ void KernelLowering::storeVector(OpBuilder &b, Location loc, Value vector, Value
   });
 }
 
-void KernelLowering::forOwned(Location loc, const FragmentLayout &layout, ArrayRef<int64_t> shape,
-              function_ref<void(OpBuilder &, Location, const Owned &, ValueRange)> body) {
+void KernelLowering::forOwned(
+    Location loc, const FragmentLayout &layout, ArrayRef<int64_t> shape,
+    function_ref<void(OpBuilder &, Location, const Owned &, ValueRange)> body) {
   if (layout.kind == FragmentLayout::Kind::Row) {
     SmallVector<int64_t> rest(shape.drop_front());
     if (!rest.empty())
       rest[0] /= layout.split;
     Value colStart = rowSegmentStart(rewriter, loc, layout);
-    forOwnedRows(loc, shape[0], [&](OpBuilder &b, Location loc, Value r, Value row) {
-      buildLoops(b, loc, rest, [&](OpBuilder &b, Location loc, ValueRange at) {
-        SmallVector<Value> full = {row};
-        full.append(at.begin(), at.end());
-        if (colStart)
-          full[1] = arith::AddIOp::create(b, loc, full[1], colStart);
-        body(b, loc, Owned{layout, r, 0}, full);
-      });
-    }, layout.split);
+    forOwnedRows(
+        loc, shape[0],
+        [&](OpBuilder &b, Location loc, Value r, Value row) {
+          buildLoops(b, loc, rest, [&](OpBuilder &b, Location loc, ValueRange at) {
+            SmallVector<Value> full = {row};
+            full.append(at.begin(), at.end());
+            if (colStart)
+              full[1] = arith::AddIOp::create(b, loc, full[1], colStart);
+            body(b, loc, Owned{layout, r, 0}, full);
+          });
+        },
+        layout.split);
     return;
   }
   auto [rowBase, colBase] = mmaBases(loc, layout);
@@ -406,7 +404,8 @@ Value KernelLowering::add(Location loc, Value v, int64_t c) {
   return c ? arith::AddIOp::create(rewriter, loc, v, index(rewriter, loc, c)).getResult() : v;
 }
 
-std::pair<int64_t, int64_t> KernelLowering::mmaSlotOffset(const FragmentLayout &layout, int64_t slot) {
+std::pair<int64_t, int64_t> KernelLowering::mmaSlotOffset(const FragmentLayout &layout,
+                                                          int64_t slot) {
   int64_t tile = slot / 4, e = slot % 4;
   return {(tile / layout.tilesN()) * 16 + (e / 2) * 8, (tile % layout.tilesN()) * 8 + e % 2};
 }
@@ -416,41 +415,43 @@ std::pair<Value, Value> KernelLowering::mmaBases(Location loc, const FragmentLay
   Value wm = arith::DivUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
   Value wn = arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
   Value quad = arith::DivUIOp::create(b, loc, lane, index(b, loc, 4));
-  Value pair = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)), index(b, loc, 2));
+  Value pair = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
+                                     index(b, loc, 2));
   Value rowBase = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, wm, index(b, loc, layout.rows / layout.warpsM)), quad);
-  Value colBase = layout.kind == FragmentLayout::Kind::MmaRow
-                      ? Value()
-                      : arith::AddIOp::create(
-                            b, loc,
-                            arith::MulIOp::create(b, loc, wn,
-                                                  index(b, loc, layout.cols / layout.warpsN)),
-                            pair).getResult();
+  Value colBase =
+      layout.kind == FragmentLayout::Kind::MmaRow
+          ? Value()
+          : arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, wn, index(b, loc, layout.cols / layout.warpsN)), pair)
+                .getResult();
   return {rowBase, colBase};
 }
 
 Value KernelLowering::rowSegmentStart(OpBuilder &b, Location loc, const FragmentLayout &layout) {
   if (layout.kind != FragmentLayout::Kind::Row || layout.split == 1 || layout.cols == 0)
     return Value();
-  return arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tid, index(b, loc, layout.split)),
-      index(b, loc, layout.colsPerThread()));
+  return arith::MulIOp::create(b, loc,
+                               arith::RemUIOp::create(b, loc, tid, index(b, loc, layout.split)),
+                               index(b, loc, layout.colsPerThread()));
 }
 
 Value KernelLowering::rowWriter(Location loc, const FragmentLayout &layout) {
   auto &b = rewriter;
   if (layout.kind == FragmentLayout::Kind::Row)
     return layout.split > 1 && layout.cols == 0
-               ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       arith::RemUIOp::create(b, loc, tid, index(b, loc, layout.split)),
-                                       index(b, loc, 0)).getResult()
+               ? arith::CmpIOp::create(
+                     b, loc, arith::CmpIPredicate::eq,
+                     arith::RemUIOp::create(b, loc, tid, index(b, loc, layout.split)),
+                     index(b, loc, 0))
+                     .getResult()
                : Value();
   if (layout.kind != FragmentLayout::Kind::MmaRow)
     return Value();
-  Value firstOfQuad = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
-      index(b, loc, 0));
+  Value firstOfQuad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
+                                            index(b, loc, 0));
   Value firstColumnWarp = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq,
       arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN)), index(b, loc, 0));
@@ -483,8 +484,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
         shape[1] /= layout.split;
     } else
       shape = {layout.count()};
-    Value storage = memref::AllocaOp::create(
-        rewriter, loc, MemRefType::get(shape, type.getElementType()));
+    Value storage =
+        memref::AllocaOp::create(rewriter, loc, MemRefType::get(shape, type.getElementType()));
     fragments[alloc.getResult()] = {storage, layout};
     return success();
   }
@@ -514,8 +515,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerPipelined(pipelined);
   if (auto atomic = dyn_cast<AtomicAddOp>(op)) {
     // Outside a parallel loop: one thread does it.
-    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                        tid, index(rewriter, loc, 0));
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,
+                                        index(rewriter, loc, 0));
     auto guard = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
     rewriter.moveOpBefore(atomic, guard.thenBlock()->getTerminator());
     return lowerElementOps(atomic, nullptr, {});
@@ -541,8 +542,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
 void KernelLowering::replaceTranscendentals() {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
-    if (isa<math::Exp2Op, math::Log2Op, math::ExpOp, math::LogOp, math::AbsFOp,
-            math::SqrtOp, math::RsqrtOp>(op))
+    if (isa<math::Exp2Op, math::Log2Op, math::ExpOp, math::LogOp, math::AbsFOp, math::SqrtOp,
+            math::RsqrtOp>(op))
       ops.push_back(op);
   });
   for (Operation *op : ops) {
@@ -560,14 +561,16 @@ void KernelLowering::replaceTranscendentals() {
     else if (isa<math::RsqrtOp>(op))
       name = "llvm.nvvm.rsqrt.approx.ftz.f";
     if (isa<math::ExpOp>(op)) // e^x = 2^(x log2 e)
-      x32 = arith::MulFOp::create(rewriter, loc, x32,
-                                  arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(1.4426950408889634f)));
-    Value y = LLVM::CallIntrinsicOp::create(rewriter, loc, f32,
-                                            rewriter.getStringAttr(name), ValueRange{x32})
+      x32 = arith::MulFOp::create(
+          rewriter, loc, x32,
+          arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(1.4426950408889634f)));
+    Value y = LLVM::CallIntrinsicOp::create(rewriter, loc, f32, rewriter.getStringAttr(name),
+                                            ValueRange{x32})
                   .getResult(0);
     if (isa<math::LogOp>(op)) // ln x = log2 x * ln 2
-      y = arith::MulFOp::create(rewriter, loc, y,
-                                arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.6931471805599453f)));
+      y = arith::MulFOp::create(
+          rewriter, loc, y,
+          arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.6931471805599453f)));
     rewriter.replaceOp(op, convertFloat(rewriter, loc, y, type));
   }
 }

@@ -58,7 +58,7 @@ inline Value index(OpBuilder &b, Location loc, int64_t value) {
 }
 
 struct Fragment {
-  Value storage;         // per thread: Row memref<R x rest...>, Mma memref<count>
+  Value storage; // per thread: Row memref<R x rest...>, Mma memref<count>
   FragmentLayout layout;
 };
 
@@ -159,16 +159,15 @@ private:
 
   /// Storage indices of `fragment`'s element `indices` at the thread's
   /// current element `owned` (see Owned).
-  SmallVector<Value> localIndices(OpBuilder &b, Location loc, Value fragment,
-                                  ValueRange indices, const Owned &owned);
+  SmallVector<Value> localIndices(OpBuilder &b, Location loc, Value fragment, ValueRange indices,
+                                  const Owned &owned);
 
   /// Loads element `indices` of `buffer` (a fragment: the thread's own
   /// element; a global tensor: through its layout, zero past the end).
-  Value load(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
-             const Owned *owned);
+  Value load(OpBuilder &b, Location loc, Value buffer, ValueRange indices, const Owned *owned);
 
-  void store(OpBuilder &b, Location loc, Value value, Value buffer,
-             ValueRange indices, const Owned *owned);
+  void store(OpBuilder &b, Location loc, Value value, Value buffer, ValueRange indices,
+             const Owned *owned);
 
   /// A vector of `type` at `indices` of a shared or global buffer (no
   /// index-map layout) along its last dimension; of a global one, zeros
@@ -309,8 +308,8 @@ private:
   Value pack(Location loc, Value lo, Value hi, Type half);
 
   /// mma.sync m16n8k16 row.col with f32 accumulators, through inline PTX.
-  SmallVector<Value> mma(Location loc, ArrayRef<Value> a, ArrayRef<Value> b,
-                         ArrayRef<Value> c, bool bf16);
+  SmallVector<Value> mma(Location loc, ArrayRef<Value> a, ArrayRef<Value> b, ArrayRef<Value> c,
+                         bool bf16);
 
   /// Inline PTX without side effects (LLVM may move, merge or drop it, but
   /// cannot see through it).

@@ -60,31 +60,34 @@ void KernelLowering::copyRowVectors(CopyOp op, Value fragment, int64_t width) {
   const Fragment &f = fragments.find(fragment)->second;
   auto vectorType = VectorType::get({width}, cast<MemRefType>(src.getType()).getElementType());
   Value colStart = rowSegmentStart(rewriter, loc, f.layout);
-  forOwnedRows(loc, f.layout.rows, [&](OpBuilder &b, Location loc, Value r, Value row) {
-    for (int64_t v = 0; v < f.layout.colsPerThread() / width; ++v) {
-      Value col = arith::AddIOp::create(b, loc, colStart, index(b, loc, v * width));
-      bool toMemory = memory == dst;
-      SmallVector<Value> at = regionIndices(b, loc, toMemory ? op.getDstOffsets() : op.getSrcOffsets(),
-                                            toMemory ? op.getDstSizes() : op.getSrcSizes(),
-                                            ValueRange{row, col});
-      auto slot = [&](int64_t e) {
-        return SmallVector<Value>{r, index(b, loc, v * width + e)};
-      };
-      if (toMemory) {
-        SmallVector<Value> elements;
-        for (int64_t e = 0; e < width; ++e)
-          elements.push_back(memref::LoadOp::create(b, loc, f.storage, slot(e)));
-        Value vector = vector::FromElementsOp::create(b, loc, vectorType, elements);
-        storeVector(b, loc, vector, memory, at, llvm::MaybeAlign(16));
-        continue;
-      }
-      Value vector = loadVector(b, loc, vectorType, memory, at, llvm::MaybeAlign(16));
-      for (int64_t e = 0; e < width; ++e)
-        memref::StoreOp::create(b, loc,
-                                vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e}),
-                                f.storage, slot(e));
-    }
-  }, f.layout.split);
+  forOwnedRows(
+      loc, f.layout.rows,
+      [&](OpBuilder &b, Location loc, Value r, Value row) {
+        for (int64_t v = 0; v < f.layout.colsPerThread() / width; ++v) {
+          Value col = arith::AddIOp::create(b, loc, colStart, index(b, loc, v * width));
+          bool toMemory = memory == dst;
+          SmallVector<Value> at =
+              regionIndices(b, loc, toMemory ? op.getDstOffsets() : op.getSrcOffsets(),
+                            toMemory ? op.getDstSizes() : op.getSrcSizes(), ValueRange{row, col});
+          auto slot = [&](int64_t e) {
+            return SmallVector<Value>{r, index(b, loc, v * width + e)};
+          };
+          if (toMemory) {
+            SmallVector<Value> elements;
+            for (int64_t e = 0; e < width; ++e)
+              elements.push_back(memref::LoadOp::create(b, loc, f.storage, slot(e)));
+            Value vector = vector::FromElementsOp::create(b, loc, vectorType, elements);
+            storeVector(b, loc, vector, memory, at, llvm::MaybeAlign(16));
+            continue;
+          }
+          Value vector = loadVector(b, loc, vectorType, memory, at, llvm::MaybeAlign(16));
+          for (int64_t e = 0; e < width; ++e)
+            memref::StoreOp::create(b, loc,
+                                    vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e}),
+                                    f.storage, slot(e));
+        }
+      },
+      f.layout.split);
 }
 
 bool KernelLowering::mmaPairs(CopyOp op, Value fragment) {
@@ -105,12 +108,14 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
   const Fragment &f = fragments.find(fragment)->second;
   Type element = cast<MemRefType>(dst.getType()).getElementType();
   auto pairType = VectorType::get({2}, element);
-  auto alignment = llvm::MaybeAlign(2 * cast<MemRefType>(dst.getType()).getElementTypeBitWidth() / 8);
+  auto alignment =
+      llvm::MaybeAlign(2 * cast<MemRefType>(dst.getType()).getElementTypeBitWidth() / 8);
   auto [rowBase, colBase] = mmaBases(loc, f.layout);
   for (int64_t slot = 0; slot < f.layout.count(); slot += 2) {
     auto [row, col] = mmaSlotOffset(f.layout, slot);
-    SmallVector<Value> at = regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),
-                                          ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
+    SmallVector<Value> at =
+        regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),
+                      ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
     SmallVector<Value> elements;
     for (int64_t e : {slot, slot + 1})
       elements.push_back(convertFloat(
@@ -123,7 +128,7 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
 }
 
 LogicalResult KernelLowering::checkWholeFragment(CopyOp op, Value buffer, OperandRange offsets,
-                                 ArrayRef<int64_t> sizes) {
+                                                 ArrayRef<int64_t> sizes) {
   auto type = cast<MemRefType>(buffer.getType());
   for (auto [offset, size, dim] : llvm::zip(offsets, sizes, type.getShape())) {
     std::optional<int64_t> c = getConstantIntValue(offset);
@@ -183,8 +188,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     Value fragment = isFragment(dst) ? dst : src;
     for (Value side : {src, dst})
       if (isFragment(side) &&
-          failed(checkWholeFragment(op, side,
-                                    side == src ? op.getSrcOffsets() : op.getDstOffsets(),
+          failed(checkWholeFragment(op, side, side == src ? op.getSrcOffsets() : op.getDstOffsets(),
                                     side == src ? op.getSrcSizes() : op.getDstSizes())))
         return failure();
     ArrayRef<int64_t> shape = cast<MemRefType>(fragment.getType()).getShape();
@@ -205,23 +209,26 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     }
     // A replicated row vector is written out by one of its holders only.
     Value writer = isFragment(dst) ? Value() : rowWriter(loc, layout);
-    forOwned(loc, layout, shape, [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
-      SmallVector<Value> squeezed;
-      for (auto [d, extent] : llvm::enumerate(shape))
-        if (extent != 1)
-          squeezed.push_back(full[d]);
-      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), squeezed);
-      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), squeezed);
-      Value value = load(b, loc, src, from, &owned);
-      if (!writer) {
-        store(b, loc, value, dst, to, &owned);
-        return;
-      }
-      scf::IfOp::create(b, loc, writer, [&](OpBuilder &b, Location loc) {
-        store(b, loc, value, dst, to, &owned);
-        scf::YieldOp::create(b, loc);
-      });
-    });
+    forOwned(loc, layout, shape,
+             [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
+               SmallVector<Value> squeezed;
+               for (auto [d, extent] : llvm::enumerate(shape))
+                 if (extent != 1)
+                   squeezed.push_back(full[d]);
+               SmallVector<Value> from =
+                   regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), squeezed);
+               SmallVector<Value> to =
+                   regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), squeezed);
+               Value value = load(b, loc, src, from, &owned);
+               if (!writer) {
+                 store(b, loc, value, dst, to, &owned);
+                 return;
+               }
+               scf::IfOp::create(b, loc, writer, [&](OpBuilder &b, Location loc) {
+                 store(b, loc, value, dst, to, &owned);
+                 scf::YieldOp::create(b, loc);
+               });
+             });
   } else if (isLocal(src) || isLocal(dst)) {
     buildLoops(rewriter, loc, extents, [&](OpBuilder &b, Location loc, ValueRange s) {
       SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);

@@ -33,17 +33,19 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op) {
       auto loop = scf::ForOp::create(
           b, loc, index(b, loc, 0), index(b, loc, k), index(b, loc, 1), ValueRange{init},
           [&](OpBuilder &b, Location loc, Value kk, ValueRange sum) {
-            Value av = isFragment(a)
-                           ? memref::LoadOp::create(b, loc, fragments.lookup(a).storage,
-                                                    ValueRange{r, kk}).getResult()
-                           : memref::LoadOp::create(b, loc, a,
-                                                    ta ? ValueRange{kk, row} : ValueRange{row, kk})
-                                 .getResult();
+            Value av =
+                isFragment(a)
+                    ? memref::LoadOp::create(b, loc, fragments.lookup(a).storage, ValueRange{r, kk})
+                          .getResult()
+                    : memref::LoadOp::create(b, loc, a,
+                                             ta ? ValueRange{kk, row} : ValueRange{row, kk})
+                          .getResult();
             Value bv = memref::LoadOp::create(b, loc, bBuf,
                                               tb ? ValueRange{j[0], kk} : ValueRange{kk, j[0]});
             Value product = arith::MulFOp::create(b, loc, convertFloat(b, loc, av, acc),
                                                   convertFloat(b, loc, bv, acc));
-            scf::YieldOp::create(b, loc, arith::AddFOp::create(b, loc, sum[0], product).getResult());
+            scf::YieldOp::create(b, loc,
+                                 arith::AddFOp::create(b, loc, sum[0], product).getResult());
           });
       memref::StoreOp::create(b, loc, loop.getResult(0), cStorage, ValueRange{r, j[0]});
     });
@@ -56,8 +58,8 @@ bool KernelLowering::aFromRegisters(GemmOp op) {
   const FragmentLayout &a = fragments.find(op.getA())->second.layout;
   const FragmentLayout &c = fragments.find(op.getC())->second.layout;
   int64_t k = cast<MemRefType>(op.getA().getType()).getDimSize(1);
-  return a.kind == FragmentLayout::Kind::Mma && c.warpsN == 1 && a.rows == c.rows &&
-         a.cols == k && a.warpsM == c.warpsM && a.warpsN == 1;
+  return a.kind == FragmentLayout::Kind::Mma && c.warpsN == 1 && a.rows == c.rows && a.cols == k &&
+         a.warpsM == c.warpsM && a.warpsN == 1;
 }
 
 Value KernelLowering::stageThroughShared(Location loc, Value fragment) {
@@ -83,7 +85,7 @@ Value KernelLowering::pack(Location loc, Value lo, Value hi, Type half) {
 }
 
 SmallVector<Value> KernelLowering::mma(Location loc, ArrayRef<Value> a, ArrayRef<Value> b,
-                       ArrayRef<Value> c, bool bf16) {
+                                       ArrayRef<Value> c, bool bf16) {
   auto &rw = rewriter;
   Type f32 = rw.getF32Type();
   auto resultType = LLVM::LLVMStructType::getLiteral(rw.getContext(), {f32, f32, f32, f32});
@@ -100,8 +102,8 @@ SmallVector<Value> KernelLowering::mma(Location loc, ArrayRef<Value> a, ArrayRef
   return d;
 }
 
-Value KernelLowering::inlineAsm(Location loc, Type resultType, ValueRange operands, const std::string &text,
-                StringRef constraints) {
+Value KernelLowering::inlineAsm(Location loc, Type resultType, ValueRange operands,
+                                const std::string &text, StringRef constraints) {
   return LLVM::InlineAsmOp::create(
              rewriter, loc, resultType, operands, text, constraints,
              /*has_side_effects=*/false, /*is_align_stack=*/false, LLVM::TailCallKind::None,
@@ -110,7 +112,8 @@ Value KernelLowering::inlineAsm(Location loc, Type resultType, ValueRange operan
       .getResult(0);
 }
 
-Value KernelLowering::linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange indices) {
+Value KernelLowering::linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                                  ValueRange indices) {
   Value linear = index(b, loc, 0);
   for (auto [d, i] : llvm::enumerate(indices))
     linear = arith::AddIOp::create(
@@ -127,8 +130,8 @@ Value KernelLowering::sharedAddress(Location loc, Value buffer, ValueRange indic
   if (swizzled.count(buffer))
     at.back() = swizzleColumn(b, loc, at[at.size() - 2], at.back());
   Value linear = linearIndex(b, loc, type.getShape(), at);
-  Value bytes = arith::MulIOp::create(b, loc, linear,
-                                      index(b, loc, type.getElementTypeBitWidth() / 8));
+  Value bytes =
+      arith::MulIOp::create(b, loc, linear, index(b, loc, type.getElementTypeBitWidth() / 8));
   return arith::IndexCastOp::create(b, loc, b.getI32Type(),
                                     arith::AddIOp::create(b, loc, base, bytes));
 }
@@ -143,21 +146,21 @@ SmallVector<Value> KernelLowering::ldmatrix(Location loc, Value address, bool tr
   auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
   Value pointer = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*addressSpace=*/3), address);
-  std::string name = std::string("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4") +
-                     (transpose ? ".trans" : "") + ".b16";
-  auto call = LLVM::CallIntrinsicOp::create(b, loc, resultType, b.getStringAttr(name),
-                                            ValueRange{pointer});
+  std::string name =
+      std::string("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4") + (transpose ? ".trans" : "") + ".b16";
+  auto call =
+      LLVM::CallIntrinsicOp::create(b, loc, resultType, b.getStringAttr(name), ValueRange{pointer});
   SmallVector<Value> regs;
   for (int64_t i = 0; i < 4; ++i)
     regs.push_back(LLVM::ExtractValueOp::create(b, loc, call.getResult(0), i));
   return regs;
 }
 
-Value KernelLowering::ldmatrixAddress(Location loc, Value buffer, Value row, Value col, int64_t rowStep,
-                      int64_t colStep, int64_t warpStride) {
+Value KernelLowering::ldmatrixAddress(Location loc, Value buffer, Value row, Value col,
+                                      int64_t rowStep, int64_t colStep, int64_t warpStride) {
   auto &b = rewriter;
-  bool disjoint = warpStride == 0 || (llvm::isPowerOf2_64(warpStride) && warpStride >= 16 &&
-                                      colStep < warpStride);
+  bool disjoint = warpStride == 0 ||
+                  (llvm::isPowerOf2_64(warpStride) && warpStride >= 16 && colStep < warpStride);
   if (!swizzled.count(buffer) || !disjoint || rowStep % 8 || colStep % 16)
     return sharedAddress(loc, buffer, add(loc, row, rowStep), add(loc, col, colStep));
   auto type = cast<MemRefType>(buffer.getType());
@@ -189,8 +192,7 @@ Value KernelLowering::ldmatrixAddress(Location loc, Value buffer, Value row, Val
 
 bool KernelLowering::ldmatrixReady(Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
-  return isShared(buffer) && type.getElementTypeBitWidth() == 16 &&
-         type.getDimSize(1) % 8 == 0;
+  return isShared(buffer) && type.getElementTypeBitWidth() == 16 && type.getDimSize(1) % 8 == 0;
 }
 
 LogicalResult KernelLowering::lowerGemmMma(GemmOp op) {
@@ -225,15 +227,17 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp op) {
   // This lane's ldmatrix row and column, before the K step and tile:
   // A [M][K] at (mRow, kBlock), transposed A [K][M] at (kRow, mCol),
   // B^T [N][K] at (nRow, kBlock2), B [K][N] at (kRow2, nCol).
-  auto sum = [&](Value x, Value y) { return arith::AddIOp::create(rewriter, loc, x, y).getResult(); };
+  auto sum = [&](Value x, Value y) {
+    return arith::AddIOp::create(rewriter, loc, x, y).getResult();
+  };
   Value mRow = sum(sum(rowWarp, eighthRow), mBlock);
   Value kRow = sum(eighthRow, kBlock), mCol = sum(rowWarp, mBlock);
   Value nRow = sum(sum(colWarp, eighthRow), nBlock);
   Value kRow2 = sum(eighthRow, kBlock2), nCol = sum(colWarp, nBlock);
   if (op.getClearAccum())
     for (int64_t l = 0; l < cl.count(); ++l)
-      memref::StoreOp::create(rewriter, loc, zeroOf(rewriter, loc, rewriter.getF32Type()),
-                              cStorage, ValueRange{index(rewriter, loc, l)});
+      memref::StoreOp::create(rewriter, loc, zeroOf(rewriter, loc, rewriter.getF32Type()), cStorage,
+                              ValueRange{index(rewriter, loc, l)});
   auto loadA = [&](Value m, Value kk) -> Value {
     return memref::LoadOp::create(rewriter, loc, a, ta ? ValueRange{kk, m} : ValueRange{m, kk});
   };
@@ -263,10 +267,9 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp op) {
         // (8,0), (0,8), (8,8) of the 16x16 A tile.
         // Transposed (stored [K][M]): row k0 + (i/2)*8 + l%8, column
         // m0 + (i%2)*8; the column has a warp offset unless warpsM == 1.
-        Value address =
-            ta ? ldmatrixAddress(loc, a, kRow, mCol, kt * 16, tm * 16,
-                                 cl.warpsM == 1 ? 0 : cl.rows / cl.warpsM)
-               : ldmatrixAddress(loc, a, mRow, kBlock, tm * 16, kt * 16, 0);
+        Value address = ta ? ldmatrixAddress(loc, a, kRow, mCol, kt * 16, tm * 16,
+                                             cl.warpsM == 1 ? 0 : cl.rows / cl.warpsM)
+                           : ldmatrixAddress(loc, a, mRow, kBlock, tm * 16, kt * 16, 0);
         aRegs.push_back(ldmatrix(loc, address, ta));
         continue;
       }
@@ -287,11 +290,12 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp op) {
           bool alone = tn + 1 == cl.tilesN();
           Value n = alone ? sum(colWarp, eighthRow) : nRow;
           Value nc = alone ? colWarp : nCol;
-          bPair = tb ? ldmatrix(loc, ldmatrixAddress(loc, bBuf, n, kBlock2, tn * 8, kt * 16, 0),
-                                false)
-                     : ldmatrix(loc, ldmatrixAddress(loc, bBuf, kRow2, nc, kt * 16, tn * 8,
-                                                     cl.warpsN == 1 ? 0 : cl.cols / cl.warpsN),
-                                true);
+          bPair =
+              tb ? ldmatrix(loc, ldmatrixAddress(loc, bBuf, n, kBlock2, tn * 8, kt * 16, 0), false)
+                 : ldmatrix(loc,
+                            ldmatrixAddress(loc, bBuf, kRow2, nc, kt * 16, tn * 8,
+                                            cl.warpsN == 1 ? 0 : cl.cols / cl.warpsN),
+                            true);
         }
         bRegs = tn % 2 == 0 ? SmallVector<Value>{bPair[0], bPair[1]}
                             : SmallVector<Value>{bPair[2], bPair[3]};

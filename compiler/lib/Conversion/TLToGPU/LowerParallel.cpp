@@ -89,8 +89,8 @@ scf::IfOp KernelLowering::skipUnitScale(Location loc, Value scale) {
         b, loc, needed, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, factor, one));
   }
   Value everyLane = arith::ConstantIntOp::create(b, loc, -1, 32);
-  Value anyLane = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), everyLane, needed,
-                                           NVVM::VoteSyncKind::any);
+  Value anyLane =
+      NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), everyLane, needed, NVVM::VoteSyncKind::any);
   return scf::IfOp::create(b, loc, anyLane, /*withElse=*/false);
 }
 
@@ -135,7 +135,8 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
       if (layout.kind != FragmentLayout::Kind::Mma)
         return;
       UnrolledStores copy{SmallVector<Value, 2>(ivs.begin(), ivs.end()), {}};
-      for (auto it = atStart ? block->begin() : std::next(last); it != rewriter.getInsertionPoint(); ++it)
+      for (auto it = atStart ? block->begin() : std::next(last); it != rewriter.getInsertionPoint();
+           ++it)
         if (auto store = dyn_cast<memref::StoreOp>(&*it))
           copy.stores.push_back(store);
       unrolled.push_back(std::move(copy));
@@ -147,9 +148,8 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
                        [&](Value tile) { return isShared(tile) && !layouts.count(tile); });
     }
   } else {
-    forSpread(loc, extents, [&](OpBuilder &b, Location, ValueRange ivs) {
-      emitBody(b, ivs, nullptr);
-    });
+    forSpread(loc, extents,
+              [&](OpBuilder &b, Location, ValueRange ivs) { emitBody(b, ivs, nullptr); });
   }
   if (writesShared)
     barrier(loc);
@@ -183,7 +183,8 @@ void KernelLowering::shareDivisors(Operation *begin, Operation *end) {
         loaded[{store.getMemRef(), *slot}] = store.getValue();
       else // an unknown slot: forget the buffer
         for (auto it = loaded.begin(); it != loaded.end();)
-          it = it->first.first == store.getMemRef() ? (loaded.erase(it), loaded.begin()) : std::next(it);
+          it = it->first.first == store.getMemRef() ? (loaded.erase(it), loaded.begin())
+                                                    : std::next(it);
       continue;
     }
     if (auto div = dyn_cast<arith::DivFOp>(op); div && div.getType().isF32())
@@ -201,7 +202,8 @@ void KernelLowering::shareDivisors(Operation *begin, Operation *end) {
     Value divisor = divisions.front().getRhs();
     rewriter.setInsertionPoint(divisions.front());
     Location loc = divisions.front().getLoc();
-    Value one = arith::ConstantOp::create(rewriter, loc, rewriter.getFloatAttr(divisor.getType(), 1.0));
+    Value one =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getFloatAttr(divisor.getType(), 1.0));
     Value reciprocal = arith::DivFOp::create(rewriter, loc, one, divisor);
     for (arith::DivFOp div : divisions) {
       rewriter.setInsertionPoint(div);
@@ -232,8 +234,8 @@ LogicalResult KernelLowering::lowerElementOps(Operation *root, const Owned *owne
     };
     if (auto l = dyn_cast<memref::LoadOp>(op); l && isFragment(l.getMemRef())) {
       if (auto local = own(l.getMemRef(), l.getIndices()))
-        rewriter.replaceOpWithNewOp<memref::LoadOp>(
-            l, fragments.lookup(l.getMemRef()).storage, *local);
+        rewriter.replaceOpWithNewOp<memref::LoadOp>(l, fragments.lookup(l.getMemRef()).storage,
+                                                    *local);
     } else if (auto s = dyn_cast<memref::StoreOp>(op); s && isFragment(s.getMemRef())) {
       if (auto local = own(s.getMemRef(), s.getIndices()))
         rewriter.replaceOpWithNewOp<memref::StoreOp>(

@@ -12,8 +12,8 @@ namespace tl::gpu_lowering {
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   Location loc = op.getLoc();
   Block &body = op.getBody().front();
-  auto loop = scf::ForOp::create(rewriter, loc, op.getStart(), op.getEnd(),
-                                 index(rewriter, loc, 1));
+  auto loop =
+      scf::ForOp::create(rewriter, loc, op.getStart(), op.getEnd(), index(rewriter, loc, 1));
   auto planned = pipelines.loops.find(op.getOperation());
   if (planned == pipelines.loops.end()) {
     rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
@@ -91,15 +91,15 @@ bool KernelLowering::onlyPureOpsBetween(Operation *earlier, Operation *later) {
 }
 
 LogicalResult KernelLowering::lowerBlockFrom(Block &block, Operation *first) {
-  for (Operation &op : llvm::make_early_inc_range(
-           llvm::make_range(first->getIterator(), block.end())))
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::make_range(first->getIterator(), block.end())))
     if (failed(lowerOp(&op)))
       return failure();
   return success();
 }
 
-void KernelLowering::issueIteration(Location loc, const PipelinePlan &plan, Block &body, Value k, Value end,
-                    Value start) {
+void KernelLowering::issueIteration(Location loc, const PipelinePlan &plan, Block &body, Value k,
+                                    Value end, Value start) {
   Value live = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, k, end);
   for (auto [copy, bytes] : llvm::zip(plan.copies, plan.pieceBytes)) {
     auto guard = scf::IfOp::create(rewriter, loc, live, /*withElse=*/false);
@@ -157,21 +157,20 @@ void KernelLowering::issuePieces(CopyOp copy, ValueRange srcOffsets, Value tile,
     SmallVector<Value> to = regionIndices(b, loc, dstOffsets, copy.getDstSizes(), s);
     Value linear = linearIndex(b, loc, srcType.getShape(), from);
     Value inside = insideBuffer(b, loc, src, from);
-    Value offset = arith::MulIOp::create(b, loc, linear,
-                                         index(b, loc, srcType.getElementTypeBitWidth() / 8));
+    Value offset =
+        arith::MulIOp::create(b, loc, linear, index(b, loc, srcType.getElementTypeBitWidth() / 8));
     offset = arith::SelectOp::create(b, loc, inside, offset, index(b, loc, 0));
     Value address = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                                arith::AddIOp::create(b, loc, base, offset));
     Value generic = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(&ctx), address);
     Value from_ = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, generic);
     Value to_ = LLVM::IntToPtrOp::create(b, loc, sharedPtr, sharedAddress(loc, tile, to));
-    Value size = arith::SelectOp::create(
-        b, loc, inside, arith::ConstantIntOp::create(b, loc, bytes, 32),
-        arith::ConstantIntOp::create(b, loc, 0, 32));
-    NVVM::CpAsyncOp::create(b, loc, to_, from_, static_cast<uint32_t>(bytes),
-                            bytes == 16 ? NVVM::LoadCacheModifierKind::CG
-                                        : NVVM::LoadCacheModifierKind::CA,
-                            size);
+    Value size =
+        arith::SelectOp::create(b, loc, inside, arith::ConstantIntOp::create(b, loc, bytes, 32),
+                                arith::ConstantIntOp::create(b, loc, 0, 32));
+    NVVM::CpAsyncOp::create(
+        b, loc, to_, from_, static_cast<uint32_t>(bytes),
+        bytes == 16 ? NVVM::LoadCacheModifierKind::CG : NVVM::LoadCacheModifierKind::CA, size);
   });
 }
 

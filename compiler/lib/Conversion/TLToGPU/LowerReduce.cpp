@@ -26,10 +26,10 @@ LogicalResult KernelLowering::lowerReduceMma(ReduceOp op) {
     for (int64_t tn = 0; tn < l.tilesN(); ++tn)
       for (int64_t e = 0; e < 2; ++e)
         acc = combineReduction(b, loc, op.getKind(), acc,
-                      slot(src.storage, (tm * l.tilesN() + tn) * 4 + h * 2 + e));
+                               slot(src.storage, (tm * l.tilesN() + tn) * 4 + h * 2 + e));
     for (int32_t offset : {1, 2}) {
-      Value other = gpu::ShuffleOp::create(b, loc, acc, offset, 32, gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
+      Value other =
+          gpu::ShuffleOp::create(b, loc, acc, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
       acc = combineReduction(b, loc, across, acc, other);
     }
     partial.push_back(acc);
@@ -38,9 +38,9 @@ LogicalResult KernelLowering::lowerReduceMma(ReduceOp op) {
     Value scratch = allocateShared(loc, MemRefType::get({l.warpsN, l.rows}, f32));
     Value rowBase = mmaBases(loc, l).first;
     Value wn = arith::RemUIOp::create(b, loc, warpId, index(b, loc, l.warpsN));
-    Value writer = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)), index(b, loc, 0));
+    Value writer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
+                                         index(b, loc, 0));
     auto rowOf = [&](int64_t q) { return add(loc, rowBase, (q / 2) * 16 + (q % 2) * 8); };
     barrier(loc);
     for (auto [q, acc] : llvm::enumerate(partial)) {
@@ -77,23 +77,26 @@ LogicalResult KernelLowering::lowerReduceSplitRows(ReduceOp op) {
   const Fragment &dst = fragments.find(op.getDst())->second;
   Type element = cast<MemRefType>(src.storage.getType()).getElementType();
   ReduceKind across = op.getKind() == ReduceKind::abssum ? ReduceKind::sum : op.getKind();
-  forOwnedRows(loc, src.layout.rows, [&](OpBuilder &b, Location loc, Value r, Value) {
-    Value acc = reductionIdentity(b, loc, op.getKind(), element);
-    for (int64_t c = 0; c < src.layout.colsPerThread(); ++c)
-      acc = combineReduction(
-          b, loc, op.getKind(), acc,
-          memref::LoadOp::create(b, loc, src.storage, ValueRange{r, index(b, loc, c)}));
-    for (int64_t offset = src.layout.split / 2; offset >= 1; offset /= 2) {
-      Value other = gpu::ShuffleOp::create(b, loc, acc, static_cast<int32_t>(offset), 32,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      acc = combineReduction(b, loc, across, acc, other);
-    }
-    if (!op.getClear())
-      acc = combineReduction(b, loc, across, acc,
-                             memref::LoadOp::create(b, loc, dst.storage, ValueRange{r}));
-    memref::StoreOp::create(b, loc, acc, dst.storage, ValueRange{r});
-  }, src.layout.split);
+  forOwnedRows(
+      loc, src.layout.rows,
+      [&](OpBuilder &b, Location loc, Value r, Value) {
+        Value acc = reductionIdentity(b, loc, op.getKind(), element);
+        for (int64_t c = 0; c < src.layout.colsPerThread(); ++c)
+          acc = combineReduction(
+              b, loc, op.getKind(), acc,
+              memref::LoadOp::create(b, loc, src.storage, ValueRange{r, index(b, loc, c)}));
+        for (int64_t offset = src.layout.split / 2; offset >= 1; offset /= 2) {
+          Value other = gpu::ShuffleOp::create(b, loc, acc, static_cast<int32_t>(offset), 32,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult();
+          acc = combineReduction(b, loc, across, acc, other);
+        }
+        if (!op.getClear())
+          acc = combineReduction(b, loc, across, acc,
+                                 memref::LoadOp::create(b, loc, dst.storage, ValueRange{r}));
+        memref::StoreOp::create(b, loc, acc, dst.storage, ValueRange{r});
+      },
+      src.layout.split);
   rewriter.eraseOp(op);
   return success();
 }
@@ -122,18 +125,18 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
     barrier(loc);
     src = staged;
   }
-  auto reduceOne = [&](OpBuilder &b, Location loc, ValueRange dstIndices,
-                       ValueRange outer, const Owned *r) {
+  auto reduceOne = [&](OpBuilder &b, Location loc, ValueRange dstIndices, ValueRange outer,
+                       const Owned *r) {
     Value init = op.getClear() ? reductionIdentity(b, loc, op.getKind(), srcType.getElementType())
                                : load(b, loc, dst, dstIndices, r);
     auto loop = scf::ForOp::create(
-        b, loc, index(b, loc, 0), index(b, loc, srcType.getDimSize(dim)),
-        index(b, loc, 1), ValueRange{init},
-        [&](OpBuilder &b, Location loc, Value red, ValueRange acc) {
+        b, loc, index(b, loc, 0), index(b, loc, srcType.getDimSize(dim)), index(b, loc, 1),
+        ValueRange{init}, [&](OpBuilder &b, Location loc, Value red, ValueRange acc) {
           SmallVector<Value> srcIndices(outer);
           srcIndices.insert(srcIndices.begin() + dim, red);
           scf::YieldOp::create(
-              b, loc, combineReduction(b, loc, op.getKind(), acc[0], load(b, loc, src, srcIndices, r)));
+              b, loc,
+              combineReduction(b, loc, op.getKind(), acc[0], load(b, loc, src, srcIndices, r)));
         });
     store(b, loc, loop.getResult(0), dst, dstIndices, r);
   };

@@ -58,9 +58,8 @@ int64_t pairColumnStores(RewriterBase &rewriter, ArrayRef<UnrolledStores> copies
       auto type = cast<MemRefType>(tile.getType());
       if (!pairable(tile) || type.getDimSize(type.getRank() - 1) % 2 != 0)
         continue;
-      auto match = llvm::find_if(later, [&](memref::StoreOp b) {
-        return b && adjacent(a, b, first, second);
-      });
+      auto match = llvm::find_if(
+          later, [&](memref::StoreOp b) { return b && adjacent(a, b, first, second); });
       if (match == later.end() || a->getBlock() != (*match)->getBlock() ||
           !a->isBeforeInBlock(*match) || !untouchedBetween(a, *match, tile))
         continue;

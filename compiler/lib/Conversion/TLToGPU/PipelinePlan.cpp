@@ -31,7 +31,8 @@ bool recomputable(Value value, Block &body, int depth = 0) {
   if (depth > 32)
     return false;
   if (auto arg = dyn_cast<BlockArgument>(value))
-    return arg.getOwner() == &body || !body.getParentOp()->isAncestor(arg.getOwner()->getParentOp());
+    return arg.getOwner() == &body ||
+           !body.getParentOp()->isAncestor(arg.getOwner()->getParentOp());
   Operation *def = value.getDefiningOp();
   if (!body.getParentOp()->isAncestor(def))
     return true;

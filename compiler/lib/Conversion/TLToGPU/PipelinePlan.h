@@ -46,10 +46,10 @@
 namespace tl::gpu_lowering {
 
 struct PipelinePlan {
-  int64_t stages = 0;                     // num_stages: copies in flight ahead
-  llvm::SmallVector<CopyOp> copies;       // in body order
-  llvm::SmallVector<int64_t> pieceBytes;  // per copy: 4, 8 or 16
-  bool afterEntryCopies = false;          // entry copies to wait for after the prologue
+  int64_t stages = 0;                    // num_stages: copies in flight ahead
+  llvm::SmallVector<CopyOp> copies;      // in body order
+  llvm::SmallVector<int64_t> pieceBytes; // per copy: 4, 8 or 16
+  bool afterEntryCopies = false;         // entry copies to wait for after the prologue
 };
 
 struct PipelinePlans {

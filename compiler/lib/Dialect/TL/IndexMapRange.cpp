@@ -33,9 +33,12 @@ std::string print(AffineExpr expr) {
 
 StringRef divisionName(AffineExprKind kind) {
   switch (kind) {
-  case AffineExprKind::FloorDiv: return "floordiv";
-  case AffineExprKind::CeilDiv: return "ceildiv";
-  default: return "mod";
+  case AffineExprKind::FloorDiv:
+    return "floordiv";
+  case AffineExprKind::CeilDiv:
+    return "ceildiv";
+  default:
+    return "mod";
   }
 }
 
@@ -62,11 +65,9 @@ FailureOr<IndexRange> boundProduct(AffineExpr expr, IndexRange lhs, IndexRange r
 /// `lhs` floordiv, ceildiv or mod a positive constant `divisor`.
 IndexRange boundDivision(AffineExprKind kind, IndexRange lhs, int64_t divisor) {
   if (kind == AffineExprKind::FloorDiv)
-    return {llvm::divideFloorSigned(lhs.min, divisor),
-            llvm::divideFloorSigned(lhs.max, divisor)};
+    return {llvm::divideFloorSigned(lhs.min, divisor), llvm::divideFloorSigned(lhs.max, divisor)};
   if (kind == AffineExprKind::CeilDiv)
-    return {llvm::divideCeilSigned(lhs.min, divisor),
-            llvm::divideCeilSigned(lhs.max, divisor)};
+    return {llvm::divideCeilSigned(lhs.min, divisor), llvm::divideCeilSigned(lhs.max, divisor)};
   if (llvm::divideFloorSigned(lhs.min, divisor) != llvm::divideFloorSigned(lhs.max, divisor))
     return {0, divisor - 1};
   // Both ends lie in one period: their remainders are in order.
@@ -85,8 +86,8 @@ FailureOr<IndexRange> boundIndexExpr(AffineExpr expr, ArrayRef<IndexRange> dims,
     return IndexRange{constant.getValue(), constant.getValue()};
   if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
     if (dim.getPosition() >= dims.size()) {
-      problem = "'" + print(expr) + "' is not one of the buffer's " +
-                std::to_string(dims.size()) + " indices";
+      problem = "'" + print(expr) + "' is not one of the buffer's " + std::to_string(dims.size()) +
+                " indices";
       return failure();
     }
     return dims[dim.getPosition()];

@@ -27,8 +27,7 @@ struct IndexRange {
 /// with the reason in `problem`, where the expression divides (floordiv,
 /// ceildiv, mod) by anything but a positive constant, uses a symbol or a
 /// dimension outside `dims`, or where its arithmetic can overflow 64 bits.
-mlir::FailureOr<IndexRange> boundIndexExpr(mlir::AffineExpr expr,
-                                           mlir::ArrayRef<IndexRange> dims,
+mlir::FailureOr<IndexRange> boundIndexExpr(mlir::AffineExpr expr, mlir::ArrayRef<IndexRange> dims,
                                            std::string &problem);
 
 } // namespace tl

@@ -55,8 +55,8 @@ LogicalResult verifyKernelFunctionArguments(KernelOp kernel, func::FuncOp func) 
              << " (a global tensor is a memref of static, positive extents with "
                 "the identity layout, no memory space and integer or float elements)";
     if (!holdsBytes(type))
-      return kernel.emitOpError() << "argument " << index << " of @" << func.getSymName()
-                                  << " (" << arg.getType() << ") holds more than 2^63 bytes";
+      return kernel.emitOpError() << "argument " << index << " of @" << func.getSymName() << " ("
+                                  << arg.getType() << ") holds more than 2^63 bytes";
   }
   return success();
 }
@@ -66,26 +66,28 @@ LogicalResult verifyKernelFunctionArguments(KernelOp kernel, func::FuncOp func) 
 LogicalResult verifyKernelCaptures(KernelOp kernel) {
   Region &body = kernel.getBody();
   Block *arguments = &kernel->getParentRegion()->front();
-  WalkResult result = body.walk([&](Operation *user) {
-    for (Value value : user->getOperands()) {
-      // A null or unlinked operand (invalid IR the parser let through) is
-      // MLIR's to report, as its function's isolation check does.
-      if (!value || !value.getParentRegion())
-        continue;
-      if (body.isAncestor(value.getParentRegion()))
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(value); arg && arg.getOwner() == arguments)
-        continue;
-      InFlightDiagnostic diag =
-          user->emitOpError()
-          << "uses " << describeValue(value)
-          << ", which is defined outside its tl.kernel; a kernel uses only its own "
-             "values and its function's tensor arguments: define it inside the kernel";
-      diag.attachNote(value.getLoc()) << "defined here";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
+  WalkResult result =
+      body.walk(
+          [&](Operation *user) {
+            for (Value value : user->getOperands()) {
+              // A null or unlinked operand (invalid IR the parser let through) is
+              // MLIR's to report, as its function's isolation check does.
+              if (!value || !value.getParentRegion())
+                continue;
+              if (body.isAncestor(value.getParentRegion()))
+                continue;
+              if (auto arg = dyn_cast<BlockArgument>(value); arg && arg.getOwner() == arguments)
+                continue;
+              InFlightDiagnostic diag =
+                  user->emitOpError()
+                  << "uses " << describeValue(value)
+                  << ", which is defined outside its tl.kernel; a kernel uses only its own "
+                     "values and its function's tensor arguments: define it inside the kernel";
+              diag.attachNote(value.getLoc()) << "defined here";
+              return WalkResult::interrupt();
+            }
+            return WalkResult::advance();
+          });
   return failure(result.wasInterrupted());
 }
 
@@ -96,9 +98,8 @@ LogicalResult verifyKernelAlone(KernelOp kernel, func::FuncOp func) {
       continue;
     if (isa<KernelOp>(sibling)) {
       Operation *second = kernel->isBeforeInBlock(&sibling) ? &sibling : kernel.getOperation();
-      return second->emitOpError()
-             << "is a second tl.kernel in @" << func.getSymName()
-             << "; a function holds one kernel";
+      return second->emitOpError() << "is a second tl.kernel in @" << func.getSymName()
+                                   << "; a function holds one kernel";
     }
     return sibling.emitOpError()
            << "is outside the tl.kernel of @" << func.getSymName()
@@ -123,17 +124,16 @@ LogicalResult verifyKernelPlacement(KernelOp kernel) {
     return diag;
   }
   if (func.getNumResults() != 0)
-    return kernel.emitOpError()
-           << "is in @" << func.getSymName() << ", which returns " << func.getNumResults()
-           << " value(s); a kernel's function returns nothing (outputs are "
-              "tensors marked tl.output)";
+    return kernel.emitOpError() << "is in @" << func.getSymName() << ", which returns "
+                                << func.getNumResults()
+                                << " value(s); a kernel's function returns nothing (outputs are "
+                                   "tensors marked tl.output)";
   if (!llvm::hasSingleElement(func.getBody()))
     return kernel.emitOpError()
            << "is in @" << func.getSymName() << ", which has " << func.getBody().getBlocks().size()
            << " blocks; a kernel's function is one block: the kernel and the return";
   return success();
 }
-
 
 LogicalResult verifyKernelSurroundings(KernelOp kernel) {
   auto func = cast<func::FuncOp>(kernel->getParentOp()); // verifyKernelPlacement checked

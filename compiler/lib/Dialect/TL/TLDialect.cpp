@@ -44,8 +44,7 @@ MemoryScope getMemoryScope(MemRefType type) {
   return MemoryScope::global;
 }
 
-MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, Type elementType,
-                         MemoryScope scope) {
+MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, Type elementType, MemoryScope scope) {
   Attribute space;
   if (scope != MemoryScope::global)
     space = MemoryScopeAttr::get(elementType.getContext(), scope);
@@ -53,8 +52,8 @@ MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, Type elementType,
 }
 
 void registerTLDialects(DialectRegistry &registry) {
-  registry.insert<TLDialect, arith::ArithDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect, func::FuncDialect>();
+  registry.insert<TLDialect, arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
+                  scf::SCFDialect, func::FuncDialect>();
   // Crash reports of every tool and of the library name the running pass.
   registerCrashReportContext(registry);
 }

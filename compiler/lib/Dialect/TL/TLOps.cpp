@@ -66,10 +66,14 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 /// "a global tensor", "a shared buffer", ...
 std::string describeScope(MemoryScope scope) {
   switch (scope) {
-  case MemoryScope::global: return "a global tensor";
-  case MemoryScope::shared: return "a shared buffer";
-  case MemoryScope::fragment: return "a fragment";
-  case MemoryScope::local: return "a local buffer";
+  case MemoryScope::global:
+    return "a global tensor";
+  case MemoryScope::shared:
+    return "a shared buffer";
+  case MemoryScope::fragment:
+    return "a fragment";
+  case MemoryScope::local:
+    return "a local buffer";
   }
   return "a buffer";
 }
@@ -81,7 +85,6 @@ std::string describeType(Type type) {
   return text;
 }
 
-
 LogicalResult verifyInsideKernel(Operation *op) {
   if (op->getParentOfType<KernelOp>())
     return success();
@@ -89,21 +92,18 @@ LogicalResult verifyInsideKernel(Operation *op) {
 }
 
 /// Block arguments of a loop-like body: `count` index values.
-LogicalResult verifyIndexArguments(Operation *op, Region &body, size_t count,
-                                   StringRef what) {
+LogicalResult verifyIndexArguments(Operation *op, Region &body, size_t count, StringRef what) {
   Block &block = body.front();
   if (block.getNumArguments() != count)
     return op->emitOpError() << "body must take " << count << " " << what
-                             << " (one per dimension), got "
-                             << block.getNumArguments();
+                             << " (one per dimension), got " << block.getNumArguments();
   for (BlockArgument arg : block.getArguments())
     if (!arg.getType().isIndex())
       return op->emitOpError() << "body arguments must be of index type";
   return success();
 }
 
-void nameArguments(Region &region, ArrayRef<StringRef> names,
-                   OpAsmSetValueNameFn setNameFn) {
+void nameArguments(Region &region, ArrayRef<StringRef> names, OpAsmSetValueNameFn setNameFn) {
   if (region.empty())
     return;
   for (auto [index, arg] : llvm::enumerate(region.front().getArguments()))
@@ -114,24 +114,21 @@ MemRefType bufferType(Value value) { return cast<MemRefType>(value.getType()); }
 
 /// Checks one side of a copy: offsets and sizes per dimension, and that the
 /// region lies inside the buffer where that can be decided statically.
-LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer,
-                           OperandRange offsets, ArrayRef<int64_t> sizes) {
+LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer, OperandRange offsets,
+                           ArrayRef<int64_t> sizes) {
   MemRefType type = bufferType(buffer);
   int64_t rank = type.getRank();
-  if (static_cast<int64_t>(offsets.size()) != rank ||
-      static_cast<int64_t>(sizes.size()) != rank)
-    return op->emitOpError() << side << " region has " << offsets.size()
-                             << " offsets and " << sizes.size()
-                             << " extents but the buffer has rank " << rank;
+  if (static_cast<int64_t>(offsets.size()) != rank || static_cast<int64_t>(sizes.size()) != rank)
+    return op->emitOpError() << side << " region has " << offsets.size() << " offsets and "
+                             << sizes.size() << " extents but the buffer has rank " << rank;
   bool onChip = getMemoryScope(type) != MemoryScope::global;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t dim = type.getDimSize(d);
     if (sizes[d] <= 0)
-      return op->emitOpError() << side << " region extent " << sizes[d]
-                               << " in dimension " << d << " must be positive";
+      return op->emitOpError() << side << " region extent " << sizes[d] << " in dimension " << d
+                               << " must be positive";
     if (onChip && sizes[d] > dim)
-      return op->emitOpError() << side << " region extent " << sizes[d]
-                               << " in dimension " << d
+      return op->emitOpError() << side << " region extent " << sizes[d] << " in dimension " << d
                                << " exceeds the buffer's extent " << dim;
     std::optional<int64_t> offset = getConstantIntValue(offsets[d]);
     if (!offset)
@@ -140,9 +137,8 @@ LogicalResult verifyRegion(Operation *op, StringRef side, Value buffer,
     // there; a global one may be anything.)
     int64_t end = llvm::checkedAdd(*offset, sizes[d]).value_or(INT64_MAX);
     if (*offset < 0 || *offset >= dim || (onChip && end > dim))
-      return op->emitOpError() << side << " region [" << *offset << ", "
-                               << end << ") in dimension " << d
-                               << " lies outside the buffer's extent " << dim;
+      return op->emitOpError() << side << " region [" << *offset << ", " << end << ") in dimension "
+                               << d << " lies outside the buffer's extent " << dim;
   }
   return success();
 }
@@ -206,16 +202,15 @@ SmallVector<int64_t> dropUnitExtents(ArrayRef<int64_t> sizes) {
 LogicalResult KernelOp::verify() {
   ArrayRef<int64_t> grid = getGrid();
   if (grid.empty() || grid.size() > 3)
-    return emitOpError() << "grid must have 1 to 3 dimensions, got "
-                         << grid.size();
+    return emitOpError() << "grid must have 1 to 3 dimensions, got " << grid.size();
   const char *axis[3] = {"x", "y", "z"};
   for (auto [d, extent] : llvm::enumerate(grid)) {
     if (extent <= 0)
       return emitOpError() << "grid extent " << extent << " in dimension " << d
                            << " must be positive";
     if (extent > kMaxGrid[d])
-      return emitOpError() << "grid extent " << extent << " in dimension " << d
-                           << " (" << axis[d] << ") exceeds the " << kMaxGrid[d]
+      return emitOpError() << "grid extent " << extent << " in dimension " << d << " (" << axis[d]
+                           << ") exceeds the " << kMaxGrid[d]
                            << " blocks a GPU launch allows there";
   }
   int64_t threads = getThreads();
@@ -223,8 +218,7 @@ LogicalResult KernelOp::verify() {
     return emitOpError() << "thread count " << threads
                          << " is not a positive multiple of 32 (the warp size)";
   if (threads > 1024)
-    return emitOpError() << "thread count " << threads
-                         << " exceeds the 1024 threads of a block";
+    return emitOpError() << "thread count " << threads << " exceeds the 1024 threads of a block";
   if (failed(verifyIndexArguments(*this, getBody(), grid.size(), "block indices")))
     return failure();
   return verifyKernelPlacement(*this);
@@ -232,8 +226,7 @@ LogicalResult KernelOp::verify() {
 
 LogicalResult KernelOp::verifyRegions() { return verifyKernelSurroundings(*this); }
 
-void KernelOp::getAsmBlockArgumentNames(Region &region,
-                                        OpAsmSetValueNameFn setNameFn) {
+void KernelOp::getAsmBlockArgumentNames(Region &region, OpAsmSetValueNameFn setNameFn) {
   nameArguments(region, {"bx", "by", "bz"}, setNameFn);
 }
 
@@ -243,16 +236,14 @@ LogicalResult ParallelOp::verify() {
     return emitOpError("needs at least one extent");
   for (auto [d, extent] : llvm::enumerate(extents))
     if (extent <= 0)
-      return emitOpError() << "extent " << extent << " in dimension " << d
-                           << " must be positive";
+      return emitOpError() << "extent " << extent << " in dimension " << d << " must be positive";
   if (failed(verifyTileElements(*this, "the loop nest", extents)) ||
       failed(verifyInsideKernel(*this)))
     return failure();
   return verifyIndexArguments(*this, getBody(), extents.size(), "loop indices");
 }
 
-void ParallelOp::getAsmBlockArgumentNames(Region &region,
-                                          OpAsmSetValueNameFn setNameFn) {
+void ParallelOp::getAsmBlockArgumentNames(Region &region, OpAsmSetValueNameFn setNameFn) {
   nameArguments(region, {"i", "j", "k", "l", "m", "n"}, setNameFn);
 }
 
@@ -264,8 +255,7 @@ LogicalResult PipelinedOp::verify() {
   // every tile the loop pipelines, and the GPU lowering unrolls its prologue
   // once per stage: beyond a handful it only exhausts shared memory.
   if (numStages > kMaxPipelineStages)
-    return emitOpError() << "num_stages " << numStages << " exceeds "
-                         << kMaxPipelineStages
+    return emitOpError() << "num_stages " << numStages << " exceeds " << kMaxPipelineStages
                          << " (each stage holds one more copy of every "
                             "pipelined tile in shared memory)";
   if (failed(verifyInsideKernel(*this)))
@@ -273,8 +263,7 @@ LogicalResult PipelinedOp::verify() {
   return verifyIndexArguments(*this, getBody(), 1, "loop index");
 }
 
-void PipelinedOp::getAsmBlockArgumentNames(Region &region,
-                                           OpAsmSetValueNameFn setNameFn) {
+void PipelinedOp::getAsmBlockArgumentNames(Region &region, OpAsmSetValueNameFn setNameFn) {
   nameArguments(region, {"iv"}, setNameFn);
 }
 
@@ -282,26 +271,23 @@ void PipelinedOp::getAsmBlockArgumentNames(Region &region,
 // Buffers
 //===----------------------------------------------------------------------===//
 
-template <typename AllocOp>
-static LogicalResult verifyAlloc(AllocOp op) {
+template <typename AllocOp> static LogicalResult verifyAlloc(AllocOp op) {
   MemRefType type = op.getType();
   if (getMemoryScope(type) != AllocOp::kScope)
     return op.emitOpError() << "result must be in #tl.scope<"
-                            << stringifyMemoryScope(AllocOp::kScope)
-                            << ">, got " << describeType(type);
+                            << stringifyMemoryScope(AllocOp::kScope) << ">, got "
+                            << describeType(type);
   if (!type.getLayout().isIdentity())
     return op.emitOpError() << "result must have the identity layout (a layout is "
                                "set with tl.annotate_layout), got "
                             << describeType(type);
   for (auto [d, extent] : llvm::enumerate(type.getShape()))
     if (extent <= 0)
-      return op.emitOpError() << "zero-sized buffer: extent " << extent
-                              << " in dimension " << d << " of "
-                              << formatShape(type.getShape());
+      return op.emitOpError() << "zero-sized buffer: extent " << extent << " in dimension " << d
+                              << " of " << formatShape(type.getShape());
   Type element = type.getElementType();
   if (!element.isIntOrFloat())
-    return op.emitOpError() << "element type must be an integer or float, got "
-                            << element;
+    return op.emitOpError() << "element type must be an integer or float, got " << element;
   if (failed(verifyInsideKernel(op)))
     return failure();
   // A buffer lives as long as the thread block: the lowerings plan it once
@@ -317,15 +303,14 @@ static LogicalResult verifyAlloc(AllocOp op) {
   // (The kernel's own verifier bounds its thread count; the eDSL verifies a
   // buffer before its kernel.)
   int64_t threads = std::clamp<int64_t>(kernel.getThreads(), 1, 1024);
-  int64_t limit = AllocOp::kScope == MemoryScope::shared ? kMaxSharedBytes
-                  : AllocOp::kScope == MemoryScope::local
-                      ? kMaxLocalBytesPerThread
-                      : kMaxLocalBytesPerThread * threads;
+  int64_t limit = AllocOp::kScope == MemoryScope::shared  ? kMaxSharedBytes
+                  : AllocOp::kScope == MemoryScope::local ? kMaxLocalBytesPerThread
+                                                          : kMaxLocalBytesPerThread * threads;
   std::optional<int64_t> bytes = bufferBytes(type);
   if (bytes && *bytes <= limit)
     return success();
-  InFlightDiagnostic diag = op.emitOpError() << "buffer " << formatShape(type.getShape())
-                                             << " x " << element << " takes ";
+  InFlightDiagnostic diag = op.emitOpError() << "buffer " << formatShape(type.getShape()) << " x "
+                                             << element << " takes ";
   if (bytes)
     diag << *bytes << " bytes";
   else
@@ -352,8 +337,7 @@ LogicalResult AnnotateLayoutOp::verify() {
     if (scope != MemoryScope::shared || type.getRank() < 2)
       return emitOpError() << "a swizzled layout needs a shared buffer of rank "
                               ">= 2, got "
-                           << describeScope(scope) << " of rank "
-                           << type.getRank();
+                           << describeScope(scope) << " of rank " << type.getRank();
     return verifyInsideKernel(*this);
   }
   auto indexMap = llvm::dyn_cast<IndexMapLayoutAttr>(getLayout());
@@ -362,22 +346,20 @@ LogicalResult AnnotateLayoutOp::verify() {
   AffineMap map = indexMap.getMap();
   if (map.getNumDims() != static_cast<unsigned>(type.getRank()))
     return emitOpError() << "layout takes " << map.getNumDims()
-                         << " indices but the buffer has rank "
-                         << type.getRank();
+                         << " indices but the buffer has rank " << type.getRank();
   if (map.getNumSymbols() != 0)
     return emitOpError("layout map must not use symbols");
   ArrayRef<int64_t> physical = indexMap.getPhysicalShape();
   if (map.getNumResults() != physical.size())
     return emitOpError() << "layout map has " << map.getNumResults()
-                         << " results but its physical shape has rank "
-                         << physical.size();
+                         << " results but its physical shape has rank " << physical.size();
   if (physical.empty())
     return emitOpError("layout's physical shape needs at least one dimension");
   std::optional<int64_t> physicalSize = 1;
   for (auto [d, extent] : llvm::enumerate(physical)) {
     if (extent <= 0)
-      return emitOpError() << "layout's physical extent " << extent
-                           << " in dimension " << d << " must be positive";
+      return emitOpError() << "layout's physical extent " << extent << " in dimension " << d
+                           << " must be positive";
     physicalSize = llvm::checkedMul(*physicalSize, extent);
     if (!physicalSize)
       return emitOpError() << "layout's physical shape " << formatShape(physical)
@@ -386,9 +368,8 @@ LogicalResult AnnotateLayoutOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError("an index-map layout needs a buffer of static shape");
   if (*physicalSize > type.getNumElements())
-    return emitOpError() << "layout maps into " << formatShape(physical) << " ("
-                         << *physicalSize << " elements) but the buffer holds "
-                         << type.getNumElements();
+    return emitOpError() << "layout maps into " << formatShape(physical) << " (" << *physicalSize
+                         << " elements) but the buffer holds " << type.getNumElements();
   // Each result must stay inside its physical extent for every logical index:
   // the lowerings access the physical index unchecked.
   SmallVector<IndexRange> indices;
@@ -405,9 +386,8 @@ LogicalResult AnnotateLayoutOp::verify() {
       os << result;
       return emitOpError() << "layout result " << r << " ('" << text << "') takes values in ["
                            << range->min << ", " << range->max << "] over the buffer's indices "
-                           << formatShape(type.getShape()) << ", outside [0, "
-                           << physical[r] - 1 << "] of the physical shape "
-                           << formatShape(physical);
+                           << formatShape(type.getShape()) << ", outside [0, " << physical[r] - 1
+                           << "] of the physical shape " << formatShape(physical);
     }
   }
   return verifyInsideKernel(*this);
@@ -418,24 +398,18 @@ LogicalResult AnnotateLayoutOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult CopyOp::verify() {
-  if (failed(verifyRegion(*this, "source", getSrc(), getSrcOffsets(),
-                          getSrcSizes())) ||
-      failed(verifyRegion(*this, "destination", getDst(), getDstOffsets(),
-                          getDstSizes())))
+  if (failed(verifyRegion(*this, "source", getSrc(), getSrcOffsets(), getSrcSizes())) ||
+      failed(verifyRegion(*this, "destination", getDst(), getDstOffsets(), getDstSizes())))
     return failure();
   if (dropUnitExtents(getSrcSizes()) != dropUnitExtents(getDstSizes()))
-    return emitOpError() << "extents differ: source region "
-                         << formatShape(getSrcSizes())
-                         << " vs destination region "
-                         << formatShape(getDstSizes());
+    return emitOpError() << "extents differ: source region " << formatShape(getSrcSizes())
+                         << " vs destination region " << formatShape(getDstSizes());
   if (failed(verifyTileElements(*this, "the region", getSrcSizes())))
     return failure();
   Type srcElement = bufferType(getSrc()).getElementType();
   Type dstElement = bufferType(getDst()).getElementType();
-  if (srcElement != dstElement &&
-      !(isa<FloatType>(srcElement) && isa<FloatType>(dstElement)))
-    return emitOpError() << "cannot convert " << srcElement << " to "
-                         << dstElement
+  if (srcElement != dstElement && !(isa<FloatType>(srcElement) && isa<FloatType>(dstElement)))
+    return emitOpError() << "cannot convert " << srcElement << " to " << dstElement
                          << " (a copy converts between float types only)";
   return verifyInsideKernel(*this);
 }
@@ -448,8 +422,7 @@ LogicalResult FillOp::verify() {
                          << describeScope(scope);
   if (getValue().getType() != type.getElementType())
     return emitOpError() << "value type " << getValue().getType()
-                         << " does not match the buffer's element type "
-                         << type.getElementType();
+                         << " does not match the buffer's element type " << type.getElementType();
   return verifyInsideKernel(*this);
 }
 
@@ -458,22 +431,17 @@ LogicalResult GemmOp::verify() {
     StringRef name;
     Value value;
   };
-  for (Operand operand : {Operand{"A", getA()}, Operand{"B", getB()},
-                          Operand{"C", getC()}}) {
+  for (Operand operand : {Operand{"A", getA()}, Operand{"B", getB()}, Operand{"C", getC()}}) {
     MemRefType type = bufferType(operand.value);
     MemoryScope scope = getMemoryScope(type);
     if (type.getRank() != 2)
-      return emitOpError() << "operand " << operand.name
-                           << " must be a 2-D tile, got rank "
+      return emitOpError() << "operand " << operand.name << " must be a 2-D tile, got rank "
                            << type.getRank();
     if (operand.name == "C" && scope != MemoryScope::fragment)
-      return emitOpError() << "accumulator C must be a fragment, got "
-                           << describeScope(scope);
-    if (operand.name != "C" && scope != MemoryScope::shared &&
-        scope != MemoryScope::fragment)
+      return emitOpError() << "accumulator C must be a fragment, got " << describeScope(scope);
+    if (operand.name != "C" && scope != MemoryScope::shared && scope != MemoryScope::fragment)
       return emitOpError() << "operand " << operand.name
-                           << " must be a shared or fragment tile, got "
-                           << describeScope(scope);
+                           << " must be a shared or fragment tile, got " << describeScope(scope);
   }
   ArrayRef<int64_t> a = bufferType(getA()).getShape();
   ArrayRef<int64_t> b = bufferType(getB()).getShape();
@@ -481,23 +449,20 @@ LogicalResult GemmOp::verify() {
   int64_t m = getTransposeA() ? a[1] : a[0], kA = getTransposeA() ? a[0] : a[1];
   int64_t kB = getTransposeB() ? b[1] : b[0], n = getTransposeB() ? b[0] : b[1];
   if (kA != kB)
-    return emitOpError() << "K of A (" << kA << ") does not match K of B ("
-                         << kB << "): A is " << formatShape(a)
-                         << (getTransposeA() ? " transposed" : "") << ", B is "
-                         << formatShape(b)
-                         << (getTransposeB() ? " transposed" : "");
+    return emitOpError() << "K of A (" << kA << ") does not match K of B (" << kB << "): A is "
+                         << formatShape(a) << (getTransposeA() ? " transposed" : "") << ", B is "
+                         << formatShape(b) << (getTransposeB() ? " transposed" : "");
   if (c[0] != m || c[1] != n)
-    return emitOpError() << "C is " << formatShape(c) << " but A*B is "
-                         << formatShape({m, n});
+    return emitOpError() << "C is " << formatShape(c) << " but A*B is " << formatShape({m, n});
   Type aElement = bufferType(getA()).getElementType();
   Type bElement = bufferType(getB()).getElementType();
   Type cElement = bufferType(getC()).getElementType();
   if (aElement != bElement)
-    return emitOpError() << "A and B element types differ (" << aElement
-                         << " vs " << bElement << ")";
+    return emitOpError() << "A and B element types differ (" << aElement << " vs " << bElement
+                         << ")";
   if (!isa<FloatType>(aElement) || !isa<FloatType>(cElement))
-    return emitOpError() << "gemm needs float operands and accumulator, got "
-                         << aElement << " and " << cElement;
+    return emitOpError() << "gemm needs float operands and accumulator, got " << aElement << " and "
+                         << cElement;
   return verifyInsideKernel(*this);
 }
 
@@ -509,21 +474,19 @@ LogicalResult ReduceOp::verify() {
                          "local), got a global tensor");
   int64_t dim = static_cast<int64_t>(getDim());
   if (dim < 0 || dim >= src.getRank())
-    return emitOpError() << "reduces over dimension " << dim
-                         << " but the source has rank " << src.getRank();
+    return emitOpError() << "reduces over dimension " << dim << " but the source has rank "
+                         << src.getRank();
   SmallVector<int64_t> expected(src.getShape());
   expected.erase(expected.begin() + dim);
   if (expected.empty())
     expected.push_back(1);
   if (ArrayRef<int64_t>(expected) != dst.getShape())
-    return emitOpError() << "result has shape " << formatShape(dst.getShape())
-                         << " but reducing " << formatShape(src.getShape())
-                         << " over dimension " << dim << " gives "
+    return emitOpError() << "result has shape " << formatShape(dst.getShape()) << " but reducing "
+                         << formatShape(src.getShape()) << " over dimension " << dim << " gives "
                          << formatShape(expected);
   if (src.getElementType() != dst.getElementType())
-    return emitOpError() << "source and result element types differ ("
-                         << src.getElementType() << " vs "
-                         << dst.getElementType() << ")";
+    return emitOpError() << "source and result element types differ (" << src.getElementType()
+                         << " vs " << dst.getElementType() << ")";
   return verifyInsideKernel(*this);
 }
 
@@ -531,12 +494,10 @@ LogicalResult AtomicAddOp::verify() {
   MemRefType type = bufferType(getDst());
   MemoryScope scope = getMemoryScope(type);
   if (scope != MemoryScope::global && scope != MemoryScope::shared)
-    return emitOpError() << "needs a global or shared destination, got "
-                         << describeScope(scope);
+    return emitOpError() << "needs a global or shared destination, got " << describeScope(scope);
   if (static_cast<int64_t>(getIndices().size()) != type.getRank())
     return emitOpError() << "takes " << getIndices().size()
-                         << " indices but the destination has rank "
-                         << type.getRank();
+                         << " indices but the destination has rank " << type.getRank();
   if (getValue().getType() != type.getElementType())
     return emitOpError() << "value type " << getValue().getType()
                          << " does not match the destination's element type "

@@ -11,9 +11,9 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -46,18 +46,14 @@ struct HostExecutable::Impl {
   std::int64_t threads = 0, onChipBytes = 0;
 };
 
-HostExecutable::HostExecutable(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)) {}
+HostExecutable::HostExecutable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HostExecutable::~HostExecutable() = default;
 HostExecutable::Entry HostExecutable::entry() const { return impl_->entry; }
-const std::vector<std::int64_t> &HostExecutable::grid() const {
-  return impl_->grid;
-}
+const std::vector<std::int64_t> &HostExecutable::grid() const { return impl_->grid; }
 std::int64_t HostExecutable::threads() const { return impl_->threads; }
 std::int64_t HostExecutable::onChipBytes() const { return impl_->onChipBytes; }
 
-std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &program,
-                                                        bool timing) {
+std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &program, bool timing) {
   DefaultTimingManager timingManager; // prints its report when it goes, if enabled
   timingManager.setEnabled(timing);
   TimingScope root = timingManager.getRootScope();
@@ -100,12 +96,10 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &prog
   impl->engine = std::move(*engine);
   impl->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    symbols[interner("__extendhfsf2")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tl_extendhfsf2),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("__truncsfhf2")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tl_truncsfhf2),
-        llvm::JITSymbolFlags::Exported};
+    symbols[interner("__extendhfsf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tl_extendhfsf2),
+                                          llvm::JITSymbolFlags::Exported};
+    symbols[interner("__truncsfhf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tl_truncsfhf2),
+                                         llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   auto entry = impl->engine->lookupPacked(p.name);
@@ -127,9 +121,8 @@ std::string emitCPUStage(const ModuleHandle &program, const std::string &stage,
   std::string text;
   llvm::raw_string_ostream os(text);
   if (stage == "thread") {
-    runPipelineOrThrow(
-        *module, [](OpPassManager &pm) { pm.addPass(createConvertTLToCPU()); },
-        "CPU lowering failed", {.printIRAfterAll = printIRAfterAll});
+    runPipelineOrThrow(*module, [](OpPassManager &pm) { pm.addPass(createConvertTLToCPU()); },
+                       "CPU lowering failed", {.printIRAfterAll = printIRAfterAll});
     module->print(os);
     return text;
   }

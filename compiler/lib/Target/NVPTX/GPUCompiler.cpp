@@ -17,6 +17,7 @@
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -25,7 +26,6 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -97,17 +97,16 @@ llvm::TargetMachine *nvptxMachine(const std::string &arch) {
   llvm::TargetOptions options;
   options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   // sm_90a needs PTX 8.0; sm_80 is happy with it too.
-  return target->createTargetMachine(triple, arch, "+ptx80", options, std::nullopt,
-                                     std::nullopt, llvm::CodeGenOptLevel::Aggressive);
+  return target->createTargetMachine(triple, arch, "+ptx80", options, std::nullopt, std::nullopt,
+                                     llvm::CodeGenOptLevel::Aggressive);
 }
 
 /// The kernel module as optimized LLVM IR for `machine` (what NVPTX compiles).
 std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMachine &machine,
-                                            const std::string &name,
-                                            llvm::LLVMContext &llvmContext, TimingScope &timing) {
+                                            const std::string &name, llvm::LLVMContext &llvmContext,
+                                            TimingScope &timing) {
   TimingScope translation = timing.nest("LLVM IR translation");
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(gpuModule, llvmContext, name);
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(gpuModule, llvmContext, name);
   translation.stop();
   if (!llvmModule)
     throw std::runtime_error("PTX: translating '" + name + "' to LLVM IR failed");
@@ -137,8 +136,7 @@ std::string emitPTX(Operation *gpuModule, const std::string &arch, const std::st
     llvm::raw_string_ostream os(ptx);
     llvm::buffer_ostream stream(os);
     llvm::legacy::PassManager passes;
-    if (machine->addPassesToEmitFile(passes, stream, nullptr,
-                                     llvm::CodeGenFileType::AssemblyFile))
+    if (machine->addPassesToEmitFile(passes, stream, nullptr, llvm::CodeGenFileType::AssemblyFile))
       throw std::runtime_error("PTX: the NVPTX backend cannot emit assembly");
     passes.run(*llvmModule);
   }
@@ -154,7 +152,8 @@ void checkArch(const std::string &arch) {
     if (arch == known)
       return;
   throw std::invalid_argument("tlc compiles for sm_80, sm_86, sm_87, sm_89, sm_90 and sm_90a; "
-                              "got '" + arch + "'");
+                              "got '" +
+                              arch + "'");
 }
 
 GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOptions &options) {
@@ -162,9 +161,10 @@ GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOpti
 }
 
 /// The program lowered by buildGPUPipeline, and its kernel module.
-std::pair<OwningOpRef<ModuleOp>, gpu::GPUModuleOp>
-lowerForGPU(const ModuleHandle &program, const std::string &arch,
-            const GPUCompileOptions &options, TimingScope &timing) {
+std::pair<OwningOpRef<ModuleOp>, gpu::GPUModuleOp> lowerForGPU(const ModuleHandle &program,
+                                                               const std::string &arch,
+                                                               const GPUCompileOptions &options,
+                                                               TimingScope &timing) {
   checkArch(arch);
   TimingScope verification = timing.nest("verification");
   program.verify();
@@ -174,9 +174,9 @@ lowerForGPU(const ModuleHandle &program, const std::string &arch,
   OwningOpRef<ModuleOp> module = p.module->clone();
   GPUPipelineOptions pipeline = pipelineOptions(arch, options);
   TimingScope passes = timing.nest("MLIR passes");
-  runPipelineOrThrow(
-      *module, [&](OpPassManager &pm) { buildGPUPipeline(pm, pipeline); },
-      "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll, .timing = &passes});
+  runPipelineOrThrow(*module, [&](OpPassManager &pm) { buildGPUPipeline(pm, pipeline); },
+                     "GPU lowering failed",
+                     {.printIRAfterAll = options.printIRAfterAll, .timing = &passes});
   gpu::GPUModuleOp gpuModule;
   module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
   if (!gpuModule)
@@ -196,10 +196,9 @@ std::string printed(Operation *op) {
 std::int64_t sharedMemoryLimit(const std::string &arch) {
   constexpr std::int64_t KiB = 1024;
   static const std::pair<const char *, std::int64_t> limits[] = {
-      {"sm_70", 96 * KiB},  {"sm_72", 96 * KiB},  {"sm_75", 64 * KiB},
-      {"sm_80", 163 * KiB}, {"sm_86", 99 * KiB},  {"sm_87", 163 * KiB},
-      {"sm_89", 99 * KiB},  {"sm_90", 227 * KiB}, {"sm_90a", 227 * KiB},
-      {"sm_100", 227 * KiB}, {"sm_100a", 227 * KiB}, {"sm_120", 99 * KiB},
+      {"sm_70", 96 * KiB},   {"sm_72", 96 * KiB},   {"sm_75", 64 * KiB},    {"sm_80", 163 * KiB},
+      {"sm_86", 99 * KiB},   {"sm_87", 163 * KiB},  {"sm_89", 99 * KiB},    {"sm_90", 227 * KiB},
+      {"sm_90a", 227 * KiB}, {"sm_100", 227 * KiB}, {"sm_100a", 227 * KiB}, {"sm_120", 99 * KiB},
       {"sm_120a", 99 * KiB}};
   for (auto [name, bytes] : limits)
     if (arch == name)
@@ -245,9 +244,9 @@ std::string emitGPUStage(const ModuleHandle &program, const std::string &arch,
     OwningOpRef<ModuleOp> module = p.module->clone();
     GPUPipelineOptions pipeline = pipelineOptions(arch, options);
     TimingScope passes = timing.nest("MLIR passes");
-    runPipelineOrThrow(
-        *module, [&](OpPassManager &pm) { buildGPULowering(pm, pipeline); },
-        "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll, .timing = &passes});
+    runPipelineOrThrow(*module, [&](OpPassManager &pm) { buildGPULowering(pm, pipeline); },
+                       "GPU lowering failed",
+                       {.printIRAfterAll = options.printIRAfterAll, .timing = &passes});
     return printed(*module);
   }
   if (stage != "llvm")

@@ -71,14 +71,14 @@ std::string findPtxas() {
   return executable("/usr/local/cuda/bin/ptxas") ? "/usr/local/cuda/bin/ptxas" : "";
 }
 
-std::string assembleCubin(const std::string &ptxas, const std::string &ptx,
-                          const std::string &arch, std::string *report) {
+std::string assembleCubin(const std::string &ptxas, const std::string &ptx, const std::string &arch,
+                          std::string *report) {
   TempDir dir;
   fs::path input = dir.path / "kernel.ptx", output = dir.path / "kernel.cubin",
            log = dir.path / "ptxas.log";
   std::ofstream(input, std::ios::binary) << ptx;
-  std::vector<std::string> args = {ptxas, "-v", "-arch=" + arch, input.string(), "-o",
-                                   output.string()};
+  std::vector<std::string> args = {ptxas,          "-v", "-arch=" + arch,
+                                   input.string(), "-o", output.string()};
   std::vector<char *> argv;
   for (std::string &arg : args)
     argv.push_back(arg.data());

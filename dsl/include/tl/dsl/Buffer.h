@@ -13,9 +13,7 @@ struct Slice {
   Expr start;
   std::int64_t extent;
 };
-inline Slice slice(const Expr &start, std::int64_t extent) {
-  return {start, extent};
-}
+inline Slice slice(const Expr &start, std::int64_t extent) { return {start, extent}; }
 /// The whole dimension (Python's `:`).
 struct All {};
 inline constexpr All all{};
@@ -25,8 +23,7 @@ class Index {
 public:
   Index(const Expr &point) : start_(point) {}
   template <typename T>
-    requires std::is_arithmetic_v<T>
-  Index(T point) : start_(point) {}
+  requires std::is_arithmetic_v<T> Index(T point) : start_(point) {}
   Index(const Slice &s) : start_(s.start), extent_(s.extent), isSlice_(true) {}
   Index(All) : isAll_(true), isSlice_(true) {}
 
@@ -46,10 +43,10 @@ class Access;
 class Buffer {
 public:
   Buffer() = default;
-  Buffer(const void *handle, std::string name, std::vector<std::int64_t> shape,
-         DType dtype, Scope scope)
-      : handle_(handle), name_(std::move(name)), shape_(std::move(shape)),
-        dtype_(dtype), scope_(scope) {}
+  Buffer(const void *handle, std::string name, std::vector<std::int64_t> shape, DType dtype,
+         Scope scope)
+      : handle_(handle), name_(std::move(name)), shape_(std::move(shape)), dtype_(dtype),
+        scope_(scope) {}
 
   const std::string &name() const { return name_; }
   const std::vector<std::int64_t> &shape() const { return shape_; }
@@ -61,10 +58,8 @@ public:
 
   /// `buf(i, j)` is an element; with a slice or `all` it is a region.
   Access operator()(Index i0, SourceLoc loc = SourceLoc::current()) const;
-  Access operator()(Index i0, Index i1,
-                    SourceLoc loc = SourceLoc::current()) const;
-  Access operator()(Index i0, Index i1, Index i2,
-                    SourceLoc loc = SourceLoc::current()) const;
+  Access operator()(Index i0, Index i1, SourceLoc loc = SourceLoc::current()) const;
+  Access operator()(Index i0, Index i1, Index i2, SourceLoc loc = SourceLoc::current()) const;
   Access operator()(Index i0, Index i1, Index i2, Index i3,
                     SourceLoc loc = SourceLoc::current()) const;
   Access operator()(Index i0, Index i1, Index i2, Index i3, Index i4,

@@ -15,8 +15,7 @@ class Expr {
 public:
   Expr() = default;
   template <typename T>
-    requires std::is_arithmetic_v<T>
-  Expr(T value) { // NOLINT: implicit on purpose, `x * 2` must work
+  requires std::is_arithmetic_v<T> Expr(T value) { // NOLINT: implicit on purpose, `x * 2` must work
     if constexpr (std::is_same_v<T, bool>) {
       kind_ = Kind::IntLiteral;
       type_ = DType::i1;
@@ -36,9 +35,7 @@ public:
   static Expr literal(double value, DType type);
 
   bool valid() const { return kind_ != Kind::Invalid; }
-  bool isLiteral() const {
-    return kind_ == Kind::IntLiteral || kind_ == Kind::FloatLiteral;
-  }
+  bool isLiteral() const { return kind_ == Kind::IntLiteral || kind_ == Kind::FloatLiteral; }
   bool isIntLiteral() const { return kind_ == Kind::IntLiteral; }
   /// The literal's value (only when isLiteral()).
   double literalValue() const {
@@ -93,8 +90,7 @@ Expr abs(const Expr &x, SourceLoc loc = SourceLoc::current());
 Expr max(const Expr &a, const Expr &b, SourceLoc loc = SourceLoc::current());
 Expr min(const Expr &a, const Expr &b, SourceLoc loc = SourceLoc::current());
 /// `cond ? a : b` on the device (T.if_then_else).
-Expr select(const Expr &cond, const Expr &a, const Expr &b,
-            SourceLoc loc = SourceLoc::current());
+Expr select(const Expr &cond, const Expr &a, const Expr &b, SourceLoc loc = SourceLoc::current());
 inline Expr if_then_else(const Expr &cond, const Expr &a, const Expr &b,
                          SourceLoc loc = SourceLoc::current()) {
   return select(cond, a, b, loc);
@@ -106,9 +102,7 @@ Expr infinity(DType type, SourceLoc loc = SourceLoc::current());
 
 /// Rounding-up and rounding-down division. On host integers these are plain
 /// C++ (so a grid extent stays a number); on device values they build IR.
-constexpr std::int64_t ceildiv(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
+constexpr std::int64_t ceildiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 constexpr std::int64_t floordiv(std::int64_t a, std::int64_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }

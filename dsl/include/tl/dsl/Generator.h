@@ -46,12 +46,12 @@ const std::vector<Generator> &registeredGenerators();
 
 #define TLC_GENERATOR_CONCAT2(a, b) a##b
 #define TLC_GENERATOR_CONCAT(a, b) TLC_GENERATOR_CONCAT2(a, b)
-#define TLC_GENERATOR(NAME, PARAMS)                                                         \
-  static ::tl::dsl::Program TLC_GENERATOR_CONCAT(tlc_generator_fn_, NAME)(                   \
-      const ::tl::dsl::GeneratorArgs &);                                                     \
-  static const bool TLC_GENERATOR_CONCAT(tlc_generator_, NAME) = [] {                        \
-    ::tl::dsl::registerGenerator({#NAME, std::vector<std::pair<std::string, long long>> PARAMS, \
-                                  &TLC_GENERATOR_CONCAT(tlc_generator_fn_, NAME)});           \
-    return true;                                                                             \
-  }();                                                                                       \
+#define TLC_GENERATOR(NAME, PARAMS)                                                                \
+  static ::tl::dsl::Program TLC_GENERATOR_CONCAT(tlc_generator_fn_,                                \
+                                                 NAME)(const ::tl::dsl::GeneratorArgs &);          \
+  static const bool TLC_GENERATOR_CONCAT(tlc_generator_, NAME) = [] {                              \
+    ::tl::dsl::registerGenerator({#NAME, std::vector<std::pair<std::string, long long>> PARAMS,    \
+                                  &TLC_GENERATOR_CONCAT(tlc_generator_fn_, NAME)});                \
+    return true;                                                                                   \
+  }();                                                                                             \
   static ::tl::dsl::Program TLC_GENERATOR_CONCAT(tlc_generator_fn_, NAME)

@@ -3,9 +3,9 @@
 // the compiler and the runtime take. Light header: no MLIR.
 #pragma once
 
+#include "tl/Compiler/ModuleHandle.h"
 #include "tl/dsl/Body.h"
 #include "tl/dsl/Buffer.h"
-#include "tl/Compiler/ModuleHandle.h"
 
 #include <memory>
 #include <string>
@@ -28,24 +28,22 @@ public:
   Program &operator=(Program &&) noexcept;
 
   /// An input tensor parameter (T.Tensor).
-  Buffer tensor(const std::string &name, std::vector<std::int64_t> shape,
-                DType dtype, SourceLoc loc = SourceLoc::current());
+  Buffer tensor(const std::string &name, std::vector<std::int64_t> shape, DType dtype,
+                SourceLoc loc = SourceLoc::current());
   /// An output parameter: the runtime allocates and returns it (out_idx).
-  Buffer output(const std::string &name, std::vector<std::int64_t> shape,
-                DType dtype, SourceLoc loc = SourceLoc::current());
+  Buffer output(const std::string &name, std::vector<std::int64_t> shape, DType dtype,
+                SourceLoc loc = SourceLoc::current());
 
   /// The kernel (T.Kernel): grid extents (x, y, z), threads per block, and a
   /// body taking one block index per grid dimension.
   template <typename F>
   void kernel(std::vector<std::int64_t> grid, std::int64_t threads, F &&body,
               SourceLoc loc = SourceLoc::current()) {
-    buildKernel(std::move(grid), threads, detail::bodyArity<F>(),
-                detail::makeBody(body), loc);
+    buildKernel(std::move(grid), threads, detail::bodyArity<F>(), detail::makeBody(body), loc);
   }
   /// The kernel with TileLang's default of 128 threads.
   template <typename F>
-  void kernel(std::vector<std::int64_t> grid, F &&body,
-              SourceLoc loc = SourceLoc::current()) {
+  void kernel(std::vector<std::int64_t> grid, F &&body, SourceLoc loc = SourceLoc::current()) {
     kernel(std::move(grid), 128, body, loc);
   }
 
@@ -70,8 +68,8 @@ public:
 
 private:
   explicit Program(std::unique_ptr<detail::ProgramImpl> impl);
-  void buildKernel(std::vector<std::int64_t> grid, std::int64_t threads,
-                   int arity, const detail::Body &body, SourceLoc loc);
+  void buildKernel(std::vector<std::int64_t> grid, std::int64_t threads, int arity,
+                   const detail::Body &body, SourceLoc loc);
   std::unique_ptr<detail::ProgramImpl> impl_;
 };
 

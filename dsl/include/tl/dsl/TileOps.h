@@ -22,10 +22,8 @@ void annotate_layout(const Buffer &buffer, const Layout &layout,
 
 /// Copies src to dst (either may be a whole buffer or a subscripted region);
 /// converts between float types.
-void copy(const Region &src, const Region &dst,
-          SourceLoc loc = SourceLoc::current());
-void fill(const Buffer &buffer, const Expr &value,
-          SourceLoc loc = SourceLoc::current());
+void copy(const Region &src, const Region &dst, SourceLoc loc = SourceLoc::current());
+void fill(const Buffer &buffer, const Expr &value, SourceLoc loc = SourceLoc::current());
 void clear(const Buffer &buffer, SourceLoc loc = SourceLoc::current());
 
 enum class GemmWarpPolicy : std::uint8_t { Square, FullRow, FullCol };
@@ -36,49 +34,43 @@ struct GemmOptions {
   bool clear_accum = false;
 };
 /// C += op(A) * op(B).
-void gemm(const Buffer &A, const Buffer &B, const Buffer &C,
-          GemmOptions options = {}, SourceLoc loc = SourceLoc::current());
+void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options = {},
+          SourceLoc loc = SourceLoc::current());
 
 /// dst = reduction of src over `dim` (-1: the last). Without `clear` the old
 /// contents of dst take part.
-void reduce_max(const Buffer &src, const Buffer &dst, int dim = -1,
-                bool clear = true, SourceLoc loc = SourceLoc::current());
-void reduce_min(const Buffer &src, const Buffer &dst, int dim = -1,
-                bool clear = true, SourceLoc loc = SourceLoc::current());
-void reduce_sum(const Buffer &src, const Buffer &dst, int dim = -1,
-                bool clear = true, SourceLoc loc = SourceLoc::current());
-void reduce_abssum(const Buffer &src, const Buffer &dst, int dim = -1,
-                   bool clear = true, SourceLoc loc = SourceLoc::current());
+void reduce_max(const Buffer &src, const Buffer &dst, int dim = -1, bool clear = true,
+                SourceLoc loc = SourceLoc::current());
+void reduce_min(const Buffer &src, const Buffer &dst, int dim = -1, bool clear = true,
+                SourceLoc loc = SourceLoc::current());
+void reduce_sum(const Buffer &src, const Buffer &dst, int dim = -1, bool clear = true,
+                SourceLoc loc = SourceLoc::current());
+void reduce_abssum(const Buffer &src, const Buffer &dst, int dim = -1, bool clear = true,
+                   SourceLoc loc = SourceLoc::current());
 
 /// dst[indices] += value, atomically.
-void atomic_add(const Access &dst, const Expr &value,
-                SourceLoc loc = SourceLoc::current());
+void atomic_add(const Access &dst, const Expr &value, SourceLoc loc = SourceLoc::current());
 
 namespace detail {
-void parallel(std::vector<std::int64_t> extents, int arity, const Body &body,
-              SourceLoc loc);
-void pipelined(const Expr &start, const Expr &end, std::int64_t numStages,
-               int arity, const Body &body, SourceLoc loc);
-void serial(const Expr &start, const Expr &end, int arity, const Body &body,
-            SourceLoc loc);
+void parallel(std::vector<std::int64_t> extents, int arity, const Body &body, SourceLoc loc);
+void pipelined(const Expr &start, const Expr &end, std::int64_t numStages, int arity,
+               const Body &body, SourceLoc loc);
+void serial(const Expr &start, const Expr &end, int arity, const Body &body, SourceLoc loc);
 void ifThen(const Expr &cond, int arity, const Body &body, SourceLoc loc);
 } // namespace detail
 
 /// Element-wise loop nest over `extents` (T.Parallel); the body takes one
 /// index per extent.
 template <typename F>
-void parallel(std::vector<std::int64_t> extents, F &&body,
-              SourceLoc loc = SourceLoc::current()) {
-  detail::parallel(std::move(extents), detail::bodyArity<F>(),
-                   detail::makeBody(body), loc);
+void parallel(std::vector<std::int64_t> extents, F &&body, SourceLoc loc = SourceLoc::current()) {
+  detail::parallel(std::move(extents), detail::bodyArity<F>(), detail::makeBody(body), loc);
 }
 
 /// for k in T.Pipelined(start, end, num_stages=...)
 template <typename F>
-void pipelined(const Expr &start, const Expr &end, std::int64_t numStages,
-               F &&body, SourceLoc loc = SourceLoc::current()) {
-  detail::pipelined(start, end, numStages, detail::bodyArity<F>(),
-                    detail::makeBody(body), loc);
+void pipelined(const Expr &start, const Expr &end, std::int64_t numStages, F &&body,
+               SourceLoc loc = SourceLoc::current()) {
+  detail::pipelined(start, end, numStages, detail::bodyArity<F>(), detail::makeBody(body), loc);
 }
 /// for k in T.Pipelined(end, num_stages=...)
 template <typename F>
@@ -88,15 +80,12 @@ void pipelined(const Expr &end, std::int64_t numStages, F &&body,
 }
 
 /// A plain device loop (Python's `for k in range(n)` inside a kernel).
-template <typename F>
-void serial(const Expr &end, F &&body, SourceLoc loc = SourceLoc::current()) {
-  detail::serial(Expr(0), end, detail::bodyArity<F>(), detail::makeBody(body),
-                 loc);
+template <typename F> void serial(const Expr &end, F &&body, SourceLoc loc = SourceLoc::current()) {
+  detail::serial(Expr(0), end, detail::bodyArity<F>(), detail::makeBody(body), loc);
 }
 
 /// `if cond:` on the device.
-template <typename F>
-void if_(const Expr &cond, F &&then, SourceLoc loc = SourceLoc::current()) {
+template <typename F> void if_(const Expr &cond, F &&then, SourceLoc loc = SourceLoc::current()) {
   detail::ifThen(cond, detail::bodyArity<F>(), detail::makeBody(then), loc);
 }
 

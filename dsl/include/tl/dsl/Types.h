@@ -11,9 +11,9 @@
 
 namespace tl::dsl {
 
+using tl::byteWidth;
 using tl::DType;
 using tl::isFloat;
-using tl::byteWidth;
 using tl::parseDType;
 using tl::toString;
 

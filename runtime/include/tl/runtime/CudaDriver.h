@@ -41,17 +41,15 @@ public:
   void free(CUdeviceptr pointer);
   void zero(CUdeviceptr pointer, std::size_t bytes, CUstream stream = nullptr);
   /// Synchronous without a stream; ordered on `stream` with one.
-  void copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes,
-                    CUstream stream = nullptr);
+  void copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes, CUstream stream = nullptr);
   void copyToHost(void *to, CUdeviceptr from, std::size_t bytes, CUstream stream = nullptr);
   /// Loads a module from a cubin or from PTX (which the driver JITs); a JIT
   /// failure carries the driver's log.
   CUmodule loadModule(const std::string &image, const std::string &kernel);
   CUfunction function(CUmodule module, const std::string &kernel);
   void setDynamicShared(CUfunction function, int bytes, const std::string &kernel);
-  void launch(CUfunction function, const unsigned grid[3], unsigned threads,
-              unsigned sharedBytes, void **params, const std::string &kernel,
-              CUstream stream = nullptr);
+  void launch(CUfunction function, const unsigned grid[3], unsigned threads, unsigned sharedBytes,
+              void **params, const std::string &kernel, CUstream stream = nullptr);
   /// The whole context.
   void synchronize(const std::string &what);
   /// One stream.

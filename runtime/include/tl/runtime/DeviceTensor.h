@@ -24,8 +24,7 @@ public:
   DeviceTensor(std::vector<std::int64_t> shape, DType dtype);
   /// Wraps `pointer` (16-byte aligned, holding the whole tensor) without
   /// owning it.
-  static DeviceTensor borrow(CUdeviceptr pointer, std::vector<std::int64_t> shape,
-                             DType dtype);
+  static DeviceTensor borrow(CUdeviceptr pointer, std::vector<std::int64_t> shape, DType dtype);
   /// An owning copy of `host` (synchronous).
   static DeviceTensor fromHost(const HostTensor &host);
 

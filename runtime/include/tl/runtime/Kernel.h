@@ -14,8 +14,7 @@ namespace tl::runtime {
 
 class Kernel {
 public:
-  explicit Kernel(const ModuleHandle &program)
-      : name_(program.name()), params_(program.params()) {}
+  explicit Kernel(const ModuleHandle &program) : name_(program.name()), params_(program.params()) {}
   Kernel(std::string name, std::vector<Param> params)
       : name_(std::move(name)), params_(std::move(params)) {}
   virtual ~Kernel() = default;

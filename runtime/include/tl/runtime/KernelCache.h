@@ -48,10 +48,10 @@ bool compileTimingRequested();
 /// when ptxas fails, warns on stderr and leaves the PTX to the driver's JIT.
 void assembleWherePossible(GPUBinary &binary);
 
-/// compileForGPU (plus the cubin, where possible) through this process's in-memory cache and the default disk
-/// cache (unless disabled by `useCache` or $TLC_CACHE=0). `hit` tells whether
-/// a cache served it. `sharedMemoryLimit` as GPUCompileOptions' (0: the
-/// arch's); a kernel cached under one limit is not served under another.
+/// compileForGPU (plus the cubin, where possible) through this process's in-memory cache and the
+/// default disk cache (unless disabled by `useCache` or $TLC_CACHE=0). `hit` tells whether a cache
+/// served it. `sharedMemoryLimit` as GPUCompileOptions' (0: the arch's); a kernel cached under one
+/// limit is not served under another.
 GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &arch,
                               bool useCache = true, bool *hit = nullptr,
                               std::int64_t sharedMemoryLimit = 0);

@@ -16,9 +16,8 @@ inline float halfToFloat(std::uint16_t h) {
     float value = static_cast<float>(mantissa) * (1.0f / 16777216.0f);
     return sign ? -value : value;
   }
-  std::uint32_t bits = exponent == 0x1f
-                           ? sign | 0x7f800000u | (mantissa << 13)
-                           : sign | ((exponent + 112) << 23) | (mantissa << 13);
+  std::uint32_t bits = exponent == 0x1f ? sign | 0x7f800000u | (mantissa << 13)
+                                        : sign | ((exponent + 112) << 23) | (mantissa << 13);
   return std::bit_cast<float>(bits);
 }
 

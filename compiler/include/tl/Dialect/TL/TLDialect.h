@@ -28,8 +28,8 @@ inline MemoryScope getMemoryScope(mlir::Value buffer) {
 }
 
 /// The memref type of a buffer of `shape` x `elementType` in `scope`.
-mlir::MemRefType getBufferType(llvm::ArrayRef<int64_t> shape,
-                               mlir::Type elementType, MemoryScope scope);
+mlir::MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, mlir::Type elementType,
+                               MemoryScope scope);
 
 /// Registers the tl dialect and every upstream dialect tl programs use (and
 /// the crash report's naming of the running pass, tl/Compiler/CrashHandler.h).
