@@ -17,9 +17,34 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace tl {
+namespace {
+
+/// The options of the tl-gpu-lowering pipeline (tl-opt), as
+/// GPUPipelineOptions.
+struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions> {
+  Option<std::string> target{*this, "target", llvm::cl::desc("named in resource-limit errors"),
+                             llvm::cl::init("sm_90a")};
+  Option<int64_t> sharedMemoryLimit{
+      *this, "shared-memory-limit",
+      llvm::cl::desc("dynamic shared memory a block may use, in bytes (0: unchecked)"),
+      llvm::cl::init(0)};
+};
+
+} // namespace
+
+void registerTLPipelines() {
+  mlir::PassPipelineRegistration<GPULoweringOptions>(
+      "tl-gpu-lowering",
+      "tl -> per-thread code in a gpu.module: tl-infer-layouts, tl-plan-pipelines, "
+      "tl-plan-shared-memory, convert-tl-to-gpu, tl-approximate-math, tl-elide-barriers",
+      [](mlir::OpPassManager &pm, const GPULoweringOptions &options) {
+        buildGPULowering(pm, {options.target, options.sharedMemoryLimit});
+      });
+}
 
 void buildCPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createConvertTLToCPU());
@@ -38,11 +63,20 @@ void buildCPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
 }
 
+void buildGPUPlanning(mlir::OpPassManager &pm) {
+  pm.addPass(createInferFragmentLayouts());
+  pm.addPass(createPlanPipelines());
+  pm.addPass(createPlanSharedMemory());
+}
+
 void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options) {
   ConvertTLToGPUOptions lowering;
   lowering.sharedMemoryLimit = options.sharedMemoryLimit;
   lowering.targetName = options.target;
+  buildGPUPlanning(pm);
   pm.addPass(createConvertTLToGPU(lowering));
+  pm.addPass(createApproximateMath());
+  pm.addPass(createElideBarriers());
 }
 
 void buildGPUPipeline(mlir::OpPassManager &pm, const GPUPipelineOptions &options) {

@@ -10,7 +10,7 @@ and every run; the time budget (--seconds) only decides how many of them run.
 
 Each mutant is first parsed and verified (`tl-opt M`). The verifier's answer
 decides for every tool (they all parse and verify first), so a mutant it
-rejects is done; one it accepts is lowered by `tl-opt --convert-tl-to-gpu`,
+rejects is done; one it accepts is lowered by `tl-opt --tl-gpu-lowering`,
 `tl-opt --convert-tl-to-cpu`, `tlc M --emit=ptx` and `tlc M --emit=llvm
 --target=cpu`. A run passes when the tool exits 0, or 1 with an `error:`
 diagnostic (or 2, a usage error). A signal, any other exit code, a timeout,
@@ -535,7 +535,7 @@ def commands(bin_dir, path, index):
     tl_opt, tlc = str(bin_dir / "tl-opt"), str(bin_dir / "tlc")
     arch = "sm_90a" if index % 2 == 0 else "sm_80"
     return [
-        [tl_opt, "--convert-tl-to-gpu", path],
+        [tl_opt, "--tl-gpu-lowering", path],
         [tl_opt, "--convert-tl-to-cpu", path],
         [tlc, path, "--emit=ptx", f"--target={arch}"],
         [tlc, path, "--emit=llvm", "--target=cpu"],

@@ -1,4 +1,4 @@
-// RUN: tl-opt %s --convert-tl-to-gpu -split-input-file | FileCheck %s
+// RUN: tl-opt %s --tl-gpu-lowering -split-input-file | FileCheck %s
 // Barrier elision (BarrierElision.h) on the barriers the GPU lowering puts
 // around shared writes.
 

@@ -1,4 +1,4 @@
-// RUN: tl-opt %s --convert-tl-to-gpu -split-input-file | FileCheck %s
+// RUN: tl-opt %s --tl-gpu-lowering -split-input-file | FileCheck %s
 // The GPU lowering: a gpu.module kernel, shared tiles in dynamic shared
 // memory, fragments in per-thread arrays. A gemm whose tile splits into
 // m16n8 warp tiles takes the mma.sync path; one that does not falls back to

@@ -4,7 +4,7 @@
 // rest name the seed and mutant of tests/fuzz/fuzz.py that found them.
 //
 // RUN: tl-opt %s -split-input-file -verify-diagnostics
-// RUN: tl-opt %s -split-input-file -verify-diagnostics --convert-tl-to-gpu
+// RUN: tl-opt %s -split-input-file -verify-diagnostics --tl-gpu-lowering
 // RUN: tl-opt %s -split-input-file -verify-diagnostics --convert-tl-to-cpu
 //
 // tlc on the first three as they were found: a diagnostic, exit 1, no crash.

@@ -1,4 +1,4 @@
-// RUN: tl-opt %s --convert-tl-to-gpu="shared-memory-limit=232448 target=sm_90a" -split-input-file -verify-diagnostics
+// RUN: tl-opt %s --tl-gpu-lowering="shared-memory-limit=232448 target=sm_90a" -split-input-file -verify-diagnostics
 // Shared memory past the target's limit is an error at the alloc_shared whose
 // tile the limit cuts (the pass option the compiler sets from the target).
 

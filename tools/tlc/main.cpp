@@ -12,8 +12,9 @@
 // builds it into a plugin with the host C++ compiler against our headers and
 // library (reused while the file is unchanged), loads it, builds the chosen
 // program with the parameters given and emits it. FILE.mlir holds one program
-// in the tl dialect. KIND: tl (the program), thread (after the lowering to
-// threads), llvm (the LLVM IR compiled), ptx, cubin (ptxas), header (a typed
+// in the tl dialect. KIND: tl (the program), planned (the program with the GPU
+// path's decisions: fragment layouts, asynchronous copies, shared-memory
+// offsets), thread (after the lowering to threads), llvm (the LLVM IR compiled), ptx, cubin (ptxas), header (a typed
 // C++ launcher with the kernel embedded); cpu targets take tl, thread and
 // llvm. Exit codes: 0 ok, 1 an error in the user's file or arguments'
 // values, 2 usage.
@@ -56,7 +57,7 @@ struct Options {
       "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all] [--timing]\n"
       "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
       "           [--timing]\n"
-      "KIND: tl, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
+      "KIND: tl, planned, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
       problem.c_str());
   std::exit(2);
 }
@@ -113,12 +114,14 @@ Options parse(int argc, char **argv) {
     usage("say which program: -k NAME (or --list)");
   if (mlir && !o.params.empty())
     usage("-p sets a C++ generator's parameters; a .mlir file has none");
-  const std::vector<std::string> kinds = {"tl", "thread", "llvm", "ptx", "cubin", "header"};
+  const std::vector<std::string> kinds = {"tl",  "planned", "thread", "llvm",
+                                          "ptx", "cubin",   "header"};
   if (std::find(kinds.begin(), kinds.end(), o.emit) == kinds.end())
-    usage("--emit takes tl, thread, llvm, ptx, cubin or header, got '" + o.emit + "'");
+    usage("--emit takes tl, planned, thread, llvm, ptx, cubin or header, got '" + o.emit + "'");
   if (o.target != "sm_80" && o.target != "sm_90a" && o.target != "cpu")
     usage("--target takes sm_80, sm_90a or cpu, got '" + o.target + "'");
-  if (o.target == "cpu" && (o.emit == "ptx" || o.emit == "cubin" || o.emit == "header"))
+  if (o.target == "cpu" &&
+      (o.emit == "planned" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header"))
     usage("--emit=" + o.emit +
           " needs a GPU target (sm_80 or sm_90a); cpu emits tl, thread "
           "or llvm");
@@ -264,7 +267,7 @@ void write(const std::string &text, const Options &o) {
 std::string emit(const tl::dsl::Program &program, const Options &o) {
   if (o.emit == "tl")
     return program.str();
-  if (o.emit == "thread" || o.emit == "llvm")
+  if (o.emit == "planned" || o.emit == "thread" || o.emit == "llvm")
     return o.target == "cpu"
                ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
                : tl::emitGPUStage(program, o.target, o.emit,

@@ -249,4 +249,13 @@ Value combineReduction(OpBuilder &b, Location loc, ReduceKind kind, Value acc, V
   return acc;
 }
 
+LayoutMap indexMapLayouts(Operation *root) {
+  LayoutMap layouts;
+  root->walk([&](AnnotateLayoutOp op) {
+    if (auto map = dyn_cast<IndexMapLayoutAttr>(op.getLayout()))
+      layouts[op.getBuffer()] = map;
+  });
+  return layouts;
+}
+
 } // namespace tl::lowering

@@ -13,6 +13,9 @@ namespace tl::lowering {
 /// Index-map layouts of global tensors, from their annotate_layout ops.
 using LayoutMap = llvm::DenseMap<mlir::Value, IndexMapLayoutAttr>;
 
+/// The index-map layouts the annotate_layout ops under `root` give.
+LayoutMap indexMapLayouts(mlir::Operation *root);
+
 /// A buffer and the indices to load or store one element of it: through the
 /// buffer's index-map layout when it has one.
 struct ElementRef {

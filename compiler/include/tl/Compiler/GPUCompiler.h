@@ -52,8 +52,10 @@ struct GPUCompileOptions {
 GPUBinary compileForGPU(const ModuleHandle &program, const std::string &arch = "sm_90a",
                         const GPUCompileOptions &options = {});
 
-/// The kernel at an intermediate stage of the same path, as text: "thread"
-/// (after convert-tl-to-gpu: per-thread gpu/nvvm/scf ops) or "llvm" (the
+/// The kernel at an intermediate stage of the same path, as text: "planned"
+/// (the tl program with the planning passes' attributes: fragment layouts,
+/// asynchronous copies, shared-memory offsets), "thread" (after
+/// convert-tl-to-gpu: per-thread gpu/nvvm/scf ops) or "llvm" (the
 /// optimized LLVM IR that NVPTX compiles for `arch`). Errors as compileForGPU.
 std::string emitGPUStage(const ModuleHandle &program, const std::string &arch,
                          const std::string &stage, const GPUCompileOptions &options = {});

@@ -20,8 +20,18 @@ struct GPUPipelineOptions {
   std::int64_t sharedMemoryLimit = 0;
 };
 
-/// tl -> per-thread code in a gpu.module (convert-tl-to-gpu alone).
+/// The GPU path's decisions, recorded on the tl program as attributes:
+/// tl-infer-layouts, tl-plan-pipelines, tl-plan-shared-memory.
+void buildGPUPlanning(mlir::OpPassManager &pm);
+
+/// tl -> per-thread code in a gpu.module: tl-infer-layouts,
+/// tl-plan-pipelines, tl-plan-shared-memory, convert-tl-to-gpu,
+/// tl-approximate-math, tl-elide-barriers.
 void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options = {});
+
+/// Registers `tl-gpu-lowering` (buildGPULowering, with `target` and
+/// `shared-memory-limit` options) for tl-opt.
+void registerTLPipelines();
 
 /// tl -> per-thread code in a gpu.module -> NVVM/LLVM dialect, ready to be
 /// translated to LLVM IR and compiled by the NVPTX backend.

@@ -22,6 +22,70 @@ def ConvertTLToCPU : Pass<"convert-tl-to-cpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def InferFragmentLayouts : Pass<"tl-infer-layouts", "::mlir::ModuleOp"> {
+  let summary = "Choose every fragment's layout and record it in the IR";
+  let description = [{
+    Each tl.alloc_fragment gets a `tl.layout` attribute: #tl.mma<warps =
+    [m, n]> (the mma.sync accumulator layout) or #tl.mma_row (a row vector of
+    one) where the kernel's gemms allow and every fragment can follow them
+    through copies, row reductions and parallel loops; otherwise every
+    fragment takes #tl.row<split = s> (thread t owns rows t, t + T, ...;
+    s threads share a row in kernels without gemms). The tl.kernel gets
+    `tl.fragment_layout`: "mma", or "row: " and why not, with the source line
+    that decided it. convert-tl-to-gpu follows these attributes.
+  }];
+}
+
+def PlanPipelines : Pass<"tl-plan-pipelines", "::mlir::ModuleOp"> {
+  let summary = "Choose which copies of pipelined loops go asynchronous";
+  let description = [{
+    In a tl.pipelined loop with num_stages >= 1, the global -> shared copies
+    that can be issued num_stages iterations ahead as cp.async groups get
+    `tl.async_copy` (the bytes a thread moves a piece); their tiles get
+    `tl.rotating_copies` (num_stages + 1); copies before the loop that can
+    overlap its first iterations get `tl.async_entry_copy`, and the loop
+    `tl.waits_entry_copies`. The conditions are in PipelinePlan.h.
+  }];
+}
+
+def PlanSharedMemory : Pass<"tl-plan-shared-memory", "::mlir::ModuleOp"> {
+  let summary = "Place every shared tile in dynamic shared memory";
+  let description = [{
+    Each tl.alloc_shared gets `tl.offset`, its byte offset in the kernel's
+    dynamic shared memory: a tile is live from the first to the last op of
+    the kernel body that uses it (a use inside a loop keeps it live for the
+    whole loop), and tiles whose lives do not overlap share bytes (first fit,
+    128-byte aligned, largest first; a rotating tile takes all its copies).
+    Runs after tl-plan-pipelines.
+  }];
+}
+
+def ApproximateMath : Pass<"tl-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "exp2/log2 as the PTX approximations, in GPU kernels";
+  let description = [{
+    In every gpu.func: math.exp2 and math.log2 (and exp, log through them)
+    become llvm.nvvm.ex2.approx.ftz.f / lg2.approx.ftz.f, as the fastest
+    attention kernels use them; abs, sqrt and rsqrt become LLVM intrinsics.
+    Required on the GPU path: convert-gpu-to-nvvm would otherwise call
+    libdevice, which tlc does not link.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
+def ElideBarriers : Pass<"tl-elide-barriers", "::mlir::ModuleOp"> {
+  let summary = "Remove the barriers of GPU kernels that order nothing";
+  let description = [{
+    The lowering fences every shared write with barriers; this pass removes
+    a gpu.barrier when no pair of conflicting accesses (same bytes, one a
+    write) lies on its two sides between the neighbouring barriers. Shared
+    accesses are told apart by the byte ranges their views carry
+    (`tl.shared_range`), global ones by kernel argument. BarrierElision.h has
+    the rules and what it assumes.
+  }];
+}
+
 def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Lower tl programs to per-thread code in a gpu.module";
   let description = [{

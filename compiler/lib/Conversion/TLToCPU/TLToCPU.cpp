@@ -131,11 +131,7 @@ LogicalResult outlineKernel(KernelOp kernel) {
 struct ConvertTLToCPUPass : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    LayoutMap layouts;
-    module.walk([&](AnnotateLayoutOp op) {
-      if (auto map = dyn_cast<IndexMapLayoutAttr>(op.getLayout()))
-        layouts[op.getBuffer()] = map;
-    });
+    LayoutMap layouts = indexMapLayouts(module);
     // Elements the author reads or writes directly (in a parallel loop, say)
     // of a tensor with an index-map layout: through the layout, once, before
     // the patterns run (their own accesses are resolved as they are built; a

@@ -3,10 +3,13 @@
 // See BarrierElision.h for the rule. The walk runs on the thread-level code
 // the GPU lowering made (memref, vector, scf, nvvm and llvm ops), where every
 // shared access reaches its tile either through a memref view or through an
-// address computed, by pure ops, from the tile's aligned pointer.
+// address computed, by pure ops, from the tile's aligned pointer. The pass
+// tl-elide-barriers runs it on every gpu.func after the lowering.
 //
 //===----------------------------------------------------------------------===//
 #include "BarrierElision.h"
+
+#include "tl/Conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -20,6 +23,11 @@
 #include <optional>
 
 using namespace mlir;
+
+namespace tl {
+#define GEN_PASS_DEF_ELIDEBARRIERS
+#include "tl/Conversion/Passes.h.inc"
+} // namespace tl
 
 namespace tl::gpu_lowering {
 namespace {
@@ -290,4 +298,13 @@ int64_t elideRedundantBarriers(gpu::GPUFuncOp func) {
   return elider.removed;
 }
 
+namespace {
+
+struct ElideBarriersPass : public tl::impl::ElideBarriersBase<ElideBarriersPass> {
+  void runOnOperation() override {
+    getOperation().walk([](gpu::GPUFuncOp func) { elideRedundantBarriers(func); });
+  }
+};
+
+} // namespace
 } // namespace tl::gpu_lowering

@@ -215,7 +215,7 @@ static bool standsApart(Value fragment, const llvm::DenseSet<Value> &fragments) 
 /// run in every lane). 1 where the lowering relies on one thread per row:
 /// gemms, row reductions into memory or along columns, 1-D fragments written
 /// in a parallel loop or driving one (each of a row's threads would run it).
-static int64_t rowSplit(gpu::GPUFuncOp func, const llvm::DenseSet<Value> &fragments,
+static int64_t rowSplit(KernelOp func, const llvm::DenseSet<Value> &fragments,
                         int64_t threads) {
   int64_t rows = 0;
   for (Value fragment : fragments)
@@ -281,7 +281,8 @@ static int64_t rowSplit(gpu::GPUFuncOp func, const llvm::DenseSet<Value> &fragme
   return safe ? split : 1;
 }
 
-FragmentLayouts inferFragmentLayouts(gpu::GPUFuncOp func, int64_t threads, std::string &why) {
+FragmentLayouts inferFragmentLayouts(KernelOp func, std::string &why) {
+  int64_t threads = static_cast<int64_t>(func.getThreads());
   Inference inference;
   inference.warps = threads / 32;
   func.walk([&](AllocFragmentOp alloc) { inference.fragments.insert(alloc.getResult()); });

@@ -12,6 +12,10 @@
 //        rows l/4 and l/4+8, columns 2(l%4) and 2(l%4)+1.
 //   MmaRow: a row vector of an Mma fragment (row max, row sum), held by the
 //        four lanes that share each row.
+// As attributes (TLAttrs.td): #tl.row<split = s>, #tl.mma<warps = [m, n]>,
+// #tl.mma_row<warps = [m, n]>; tl-infer-layouts (InferLayouts.cpp) attaches
+// one to every tl.alloc_fragment and the lowering reads them back.
+//
 // inferFragmentLayouts starts from the gemms (their accumulators and A
 // operands are Mma) and propagates through copies, row reductions and
 // parallel loops; any conflict or pattern the Mma lowering does not handle
@@ -64,6 +68,13 @@ using FragmentLayouts = llvm::MapVector<mlir::Value, FragmentLayout>;
 
 /// Layouts of the kernel's fragments (alloc_fragment results). `why` says
 /// why a kernel fell back to Row.
-FragmentLayouts inferFragmentLayouts(mlir::gpu::GPUFuncOp func, int64_t threads, std::string &why);
+FragmentLayouts inferFragmentLayouts(KernelOp kernel, std::string &why);
+
+/// The attribute that records `layout` (#tl.row, #tl.mma, #tl.mma_row), and
+/// back: the layout a tl.alloc_fragment's `tl.layout` attribute gives its
+/// fragment, or failure (reported at the op) when it has none or the
+/// attribute does not fit the fragment's shape.
+mlir::Attribute layoutAttr(mlir::MLIRContext *context, const FragmentLayout &layout);
+mlir::FailureOr<FragmentLayout> attachedLayout(AllocFragmentOp alloc, int64_t threads);
 
 } // namespace tl::gpu_lowering

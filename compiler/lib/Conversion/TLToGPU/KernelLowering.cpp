@@ -21,13 +21,10 @@ LogicalResult KernelLowering::run() {
       rewriter, loc,
       MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(), MemRefLayoutAttrInterface(),
                       gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup)));
-  std::string why;
-  layouts_ = inferFragmentLayouts(func, threads, why);
-  pipelines = planPipelines(func, layouts);
-  planShared();
+  if (failed(readPlans()))
+    return failure();
   bool mma = llvm::any_of(
       layouts_, [](auto &entry) { return entry.second.kind != FragmentLayout::Kind::Row; });
-  func->setAttr("tl.fragment_layout", rewriter.getStringAttr(mma ? "mma" : "row: " + why));
   // Shared tiles to swizzle: the ones annotated so and, in an Mma kernel, the
   // gemm operands (ldmatrix then reads 8 rows from 8 bank groups; the
   // address math costs a lane address per operand, see ldmatrixAddress).
@@ -57,8 +54,6 @@ LogicalResult KernelLowering::run() {
   resolveElementAccesses(rewriter, func, layouts);
   if (failed(swizzleAccesses()))
     return failure();
-  replaceTranscendentals();
-  elideRedundantBarriers(func);
   func->setAttr("tl.shared_bytes", rewriter.getI64IntegerAttr(sharedBytes));
   return checkSharedLimit();
 }
@@ -95,55 +90,36 @@ bool KernelLowering::isGlobal(Value v) const {
   return arg && arg.getOwner()->getParentOp() == funcOp;
 }
 
-void KernelLowering::planShared() {
-  Block &body = func.getBody().front();
-  DenseMap<Operation *, int64_t> position;
-  for (auto [i, op] : llvm::enumerate(body))
-    position[&op] = static_cast<int64_t>(i);
-  struct Tile {
-    Value alloc;
-    int64_t first, last, bytes;
-  };
-  SmallVector<Tile> tiles;
-  func.walk([&](AllocSharedOp alloc) {
-    int64_t first = std::numeric_limits<int64_t>::max(), last = -1;
-    for (Operation *user : alloc->getUsers())
-      if (Operation *top = body.findAncestorOpInBlock(*user); top && !isa<AnnotateLayoutOp>(user)) {
-        first = std::min(first, position.lookup(top));
-        last = std::max(last, position.lookup(top));
-      }
-    if (last < 0) // never used: still placed, alone where it stands
-      first = last = position.lookup(body.findAncestorOpInBlock(*alloc));
-    // Element stores and atomics outside parallel loops are not fenced by
-    // barriers: such a tile keeps its bytes for the whole kernel.
-    for (Operation *user : alloc->getUsers())
-      if (isa<memref::StoreOp, AtomicAddOp>(user) && !user->getParentOfType<ParallelOp>())
-        first = 0, last = std::numeric_limits<int64_t>::max();
-    auto type = alloc.getType();
-    auto copies = pipelines.buffers.find(alloc.getResult());
-    int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8 *
-                    (copies == pipelines.buffers.end() ? 1 : copies->second);
-    tiles.push_back({alloc.getResult(), first, last, bytes});
-  });
-  llvm::stable_sort(tiles, [](const Tile &a, const Tile &b) { return a.bytes > b.bytes; });
-  SmallVector<std::pair<const Tile *, int64_t>> placed;
-  for (const Tile &tile : tiles) {
-    int64_t offset = 0;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (auto [other, at] : placed) {
-        bool livesOverlap = tile.first <= other->last && other->first <= tile.last;
-        bool bytesOverlap = offset < at + other->bytes && at < offset + tile.bytes;
-        if (livesOverlap && bytesOverlap) {
-          offset = (at + other->bytes + 127) / 128 * 128;
-          moved = true;
-        }
-      }
+LogicalResult KernelLowering::readPlans() {
+  TLDialect &tl = tlDialect(func);
+  WalkResult result = func.walk([&](Operation *op) {
+    if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
+      FailureOr<FragmentLayout> layout = attachedLayout(alloc, threads);
+      if (failed(layout))
+        return WalkResult::interrupt();
+      layouts_[alloc.getResult()] = *layout;
     }
-    placed.push_back({&tile, offset});
-    plannedOffsets[tile.alloc] = offset;
-    sharedBytes = std::max(sharedBytes, offset + tile.bytes);
-  }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  pipelines = readPipelinePlans(func);
+  result = func.walk([&](AllocSharedOp alloc) {
+    IntegerAttr offset = tl.getOffsetAttrHelper().getAttr(alloc);
+    if (!offset) {
+      alloc.emitOpError("has no place in shared memory: run tl-plan-shared-memory before the "
+                        "lowering");
+      return WalkResult::interrupt();
+    }
+    MemRefType type = alloc.getType();
+    auto copies = pipelines.buffers.find(alloc.getResult());
+    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8 *
+                    (copies == pipelines.buffers.end() ? 1 : copies->second);
+    plannedOffsets[alloc.getResult()] = offset.getInt();
+    sharedBytes = std::max(sharedBytes, offset.getInt() + bytes);
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 Value KernelLowering::allocateShared(Location loc, MemRefType type, bool swizzle, int64_t copies,
@@ -539,40 +515,5 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   return success();
 }
 
-void KernelLowering::replaceTranscendentals() {
-  SmallVector<Operation *> ops;
-  func.walk([&](Operation *op) {
-    if (isa<math::Exp2Op, math::Log2Op, math::ExpOp, math::LogOp, math::AbsFOp, math::SqrtOp,
-            math::RsqrtOp>(op))
-      ops.push_back(op);
-  });
-  for (Operation *op : ops) {
-    rewriter.setInsertionPoint(op);
-    Location loc = op->getLoc();
-    Value x = op->getOperand(0);
-    Type type = x.getType(), f32 = rewriter.getF32Type();
-    Value x32 = convertFloat(rewriter, loc, x, f32);
-    bool exponential = isa<math::Exp2Op, math::ExpOp>(op);
-    StringRef name = exponential ? "llvm.nvvm.ex2.approx.ftz.f" : "llvm.nvvm.lg2.approx.ftz.f";
-    if (isa<math::AbsFOp>(op))
-      name = "llvm.fabs.f32";
-    else if (isa<math::SqrtOp>(op))
-      name = "llvm.sqrt.f32";
-    else if (isa<math::RsqrtOp>(op))
-      name = "llvm.nvvm.rsqrt.approx.ftz.f";
-    if (isa<math::ExpOp>(op)) // e^x = 2^(x log2 e)
-      x32 = arith::MulFOp::create(
-          rewriter, loc, x32,
-          arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(1.4426950408889634f)));
-    Value y = LLVM::CallIntrinsicOp::create(rewriter, loc, f32, rewriter.getStringAttr(name),
-                                            ValueRange{x32})
-                  .getResult(0);
-    if (isa<math::LogOp>(op)) // ln x = log2 x * ln 2
-      y = arith::MulFOp::create(
-          rewriter, loc, y,
-          arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.6931471805599453f)));
-    rewriter.replaceOp(op, convertFloat(rewriter, loc, y, type));
-  }
-}
 
 } // namespace tl::gpu_lowering

@@ -1,17 +1,15 @@
 //===- KernelLowering.h - one kernel to per-thread GPU code ---------------===//
 //
-// Fragments take the layouts FragmentLayout.h infers: the mma.sync layout
-// (gemm on tensor cores, row reductions by quad shuffles) where the kernel
-// allows, else the Row layout (thread t owns rows t, t+T, ...), which works
-// for every program. Tile ops on fragments iterate the elements a thread owns;
-// tile ops without fragments spread their elements over all threads; shared
-// memory is fenced by barriers around every write, and the barriers that end
-// up ordering nothing are removed afterwards (BarrierElision.h).
-//
-// Before lowering, shared tiles are placed (planShared: tiles whose lives do
-// not overlap share bytes) and the copies of pipelined loops that can go
-// asynchronous are chosen (PipelinePlan.h); lowerPipelined then emits them as
-// cp.async groups into rotating copies of their tiles.
+// It follows what the planning passes recorded on the tile program: the
+// fragment layouts (tl-infer-layouts, FragmentLayout.h: the mma.sync layout
+// where the kernel allows, else the Row layout, thread t owning rows t, t+T,
+// ...), the copies of pipelined loops that go asynchronous (tl-plan-pipelines,
+// PipelinePlan.h; lowerPipelined emits them as cp.async groups into rotating
+// copies of their tiles) and the shared tiles' offsets (tl-plan-shared-memory).
+// Tile ops on fragments iterate the elements a thread owns; tile ops without
+// fragments spread their elements over all threads; shared memory is fenced
+// by barriers around every write, and tl-elide-barriers removes the ones
+// that end up ordering nothing (BarrierElision.h).
 //
 // The lowering walks each kernel body in program order: fragment accesses
 // must be rewritten together with the loops that own them, which a set of
@@ -94,18 +92,13 @@ private:
 
   void barrier(Location loc) { gpu::BarrierOp::create(rewriter, loc); }
 
-  /// Places every tl.alloc_shared of the kernel in dynamic shared memory
-  /// before lowering: a tile is live from the first to the last op of the
-  /// kernel body that uses it (a use inside a loop keeps it live for the whole
-  /// loop), and tiles whose lives do not overlap share bytes (first fit,
-  /// 128-byte aligned, largest first). Reuse needs no extra barrier: every
-  /// shared write the lowering emits is preceded by one (pipelined loads: by
-  /// the one before their prologue). Tiles made during lowering (staged
-  /// operands) go after the planned ones.
-  void planShared();
+  /// Reads what the planning passes recorded (tl-infer-layouts,
+  /// tl-plan-pipelines, tl-plan-shared-memory): fragment layouts, pipeline
+  /// plans, shared tile offsets. Fails at an op they did not reach.
+  LogicalResult readPlans();
 
   /// A view of dynamic shared memory for a tile, created at the kernel's
-  /// entry: at its planned offset (planShared), or for a tile the lowering
+  /// entry: at its planned offset (tl-plan-shared-memory), or for a tile the lowering
   /// makes, at the next free bytes. A tile that a pipelined loop fills
   /// asynchronously has `copies` rotating copies back to back; the view is
   /// the first (stageView gives the others).
@@ -404,12 +397,6 @@ private:
   /// to the thread's own element (they must use the loop's own indices),
   /// atomic_add becomes atomic_rmw.
   LogicalResult lowerElementOps(Operation *root, const Owned *owned, ValueRange ivs);
-
-  /// exp2/log2 (and exp/log through them) as the PTX approximations
-  /// (ex2.approx / lg2.approx), as the fastest attention kernels use them;
-  /// abs and sqrt as LLVM intrinsics. convert-gpu-to-nvvm would otherwise
-  /// call libdevice, which we do not link.
-  void replaceTranscendentals();
 
   gpu::GPUFuncOp func;
   Operation *funcOp;

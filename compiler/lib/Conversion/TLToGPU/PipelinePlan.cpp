@@ -138,7 +138,7 @@ bool qualifies(CopyOp copy, Block &body, Operation *func, const lowering::Layout
 
 /// The copies before `loop` in its block that can go asynchronous ahead of
 /// it (see PipelinePlan.h), with their piece bytes. The tile must be read in
-/// the loop: its bytes are then reserved up to the loop (planShared), so no
+/// the loop: its bytes are then reserved up to the loop (tl-plan-shared-memory), so no
 /// tile of the ops between shares them while the copy is in flight.
 SmallVector<std::pair<CopyOp, int64_t>> entryCopies(PipelinedOp loop, Operation *func,
                                                     const lowering::LayoutMap &layouts) {
@@ -184,9 +184,10 @@ int64_t knownDivisor(Value value) {
   return 1;
 }
 
-PipelinePlans planPipelines(gpu::GPUFuncOp func, const lowering::LayoutMap &layouts) {
+PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts) {
+  Operation *func = kernel->getParentOp(); // whose arguments are the global tensors
   PipelinePlans plans;
-  func.walk([&](PipelinedOp loop) {
+  kernel.walk([&](PipelinedOp loop) {
     int64_t stages = static_cast<int64_t>(loop.getNumStages());
     if (stages < 1)
       return;

@@ -4,7 +4,8 @@
 // shared copies to be issued s iterations ahead, as cp.async groups into s+1
 // rotating copies of each destination tile, so that loads overlap the math of
 // the iterations before them. planPipelines decides, per pipelined loop, which
-// copies can go that way; the GPU lowering (TLToGPU.cpp) emits them.
+// copies can go that way; tl-plan-pipelines (PlanPipelines.cpp) records that
+// in the IR, and the GPU lowering reads it back and emits them.
 //
 // A copy qualifies when:
 //   - it sits directly in the loop body and moves a global tensor into a
@@ -61,7 +62,14 @@ struct PipelinePlans {
   llvm::DenseMap<mlir::Operation *, int64_t> entryCopies;
 };
 
-PipelinePlans planPipelines(mlir::gpu::GPUFuncOp func, const lowering::LayoutMap &layouts);
+/// The plans of `kernel`'s pipelined loops (`layouts`: its tensors'
+/// index-map layouts, lowering::indexMapLayouts).
+PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts);
+
+/// The plans tl-plan-pipelines recorded in the IR under `root` (its
+/// attributes: tl.async_copy, tl.async_entry_copy, tl.rotating_copies,
+/// tl.waits_entry_copies), as planPipelines made them.
+PipelinePlans readPipelinePlans(mlir::Operation *root);
 
 /// The largest power of two (up to 2^20) known to divide an index value built
 /// from constants, +, * and the ops that keep divisibility.

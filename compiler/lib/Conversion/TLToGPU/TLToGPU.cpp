@@ -32,6 +32,9 @@ gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp func, KernelOp kernel
   gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   gpuFunc->setAttr("tl.grid", kernel.getGridAttr());
   gpuFunc->setAttr("tl.threads", kernel.getThreadsAttr());
+  TLDialect &tl = tlDialect(kernel);
+  if (StringAttr layouts = tl.getFragmentLayoutAttrHelper().getAttr(kernel))
+    tl.getFragmentLayoutAttrHelper().setAttr(gpuFunc, layouts);
   Block &entry = gpuFunc.getBody().front();
   b.setInsertionPointToStart(&entry);
   const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
@@ -65,11 +68,7 @@ struct ConvertTLToGPUPass : public tl::impl::ConvertTLToGPUBase<ConvertTLToGPUPa
       }
       int64_t threads = static_cast<int64_t>(kernel.getThreads());
       gpu::GPUFuncOp gpuFunc = outlineKernel(module, func, kernel);
-      LayoutMap layouts;
-      gpuFunc.walk([&](AnnotateLayoutOp op) {
-        if (auto map = dyn_cast<IndexMapLayoutAttr>(op.getLayout()))
-          layouts[op.getBuffer()] = map;
-      });
+      LayoutMap layouts = indexMapLayouts(gpuFunc);
       ResourceLimits limits{sharedMemoryLimit, targetName};
       if (failed(KernelLowering(gpuFunc, threads, layouts, limits).run()))
         return signalPassFailure();

@@ -31,6 +31,34 @@ void TLDialect::initialize() {
       >();
 }
 
+TLDialect &tlDialect(MLIRContext *context) { return *context->getOrLoadDialect<TLDialect>(); }
+
+LogicalResult RowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    int64_t split) {
+  if (split < 1 || split > 32 || (split & (split - 1)))
+    return emitError() << "a row layout's split must be a power of two from 1 to 32, got "
+                       << split;
+  return success();
+}
+
+static LogicalResult verifyWarps(function_ref<InFlightDiagnostic()> emitError, int64_t warpsM,
+                                 int64_t warpsN) {
+  if (warpsM < 1 || warpsN < 1 || warpsM * warpsN > 32)
+    return emitError() << "an mma layout's warp grid must be positive and at most 32 warps, got "
+                       << warpsM << " x " << warpsN;
+  return success();
+}
+
+LogicalResult MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    int64_t warpsM, int64_t warpsN) {
+  return verifyWarps(emitError, warpsM, warpsN);
+}
+
+LogicalResult MmaRowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                       int64_t warpsM, int64_t warpsN) {
+  return verifyWarps(emitError, warpsM, warpsN);
+}
+
 int64_t IndexMapLayoutAttr::getPhysicalSize() const {
   int64_t size = 1;
   for (int64_t extent : getPhysicalShape())

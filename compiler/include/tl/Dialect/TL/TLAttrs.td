@@ -59,4 +59,39 @@ def TL_IndexMapLayoutAttr : TL_Attr<"IndexMapLayout", "index_map"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Fragment layouts: which thread holds which element of a fragment. The
+// fragment's shape comes from its memref type; the attribute says how it is
+// spread. tl-infer-layouts attaches one to every tl.alloc_fragment.
+//===----------------------------------------------------------------------===//
+
+// Thread t holds rows t, t + T, ... (T threads), in a per-thread array: every
+// program can take it. With split s > 1, s consecutive threads share each row,
+// each holding a contiguous 1/s of its columns.
+def TL_RowLayoutAttr : TL_Attr<"RowLayout", "row"> {
+  let summary = "Row fragment layout (threads own rows)";
+  let parameters = (ins "int64_t":$split);
+  let assemblyFormat = "`<` `split` `=` $split `>`";
+  let genVerifyDecl = 1;
+}
+
+// The accumulator layout of mma.sync m16n8: warps tiled warpsM x warpsN over
+// the fragment; lane l of each 16x8 tile holds rows l/4 and l/4 + 8, columns
+// 2(l%4) and 2(l%4) + 1.
+def TL_MmaLayoutAttr : TL_Attr<"MmaLayout", "mma"> {
+  let summary = "mma.sync accumulator fragment layout";
+  let parameters = (ins "int64_t":$warpsM, "int64_t":$warpsN);
+  let assemblyFormat = "`<` `warps` `=` `[` $warpsM `,` $warpsN `]` `>`";
+  let genVerifyDecl = 1;
+}
+
+// A row vector of an Mma fragment (its row max, its row sum): held by the four
+// lanes that share each row of the Mma layout with the same warps.
+def TL_MmaRowLayoutAttr : TL_Attr<"MmaRowLayout", "mma_row"> {
+  let summary = "row vector of an mma.sync accumulator";
+  let parameters = (ins "int64_t":$warpsM, "int64_t":$warpsN);
+  let assemblyFormat = "`<` `warps` `=` `[` $warpsM `,` $warpsN `]` `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // TL_ATTRS_TD

@@ -31,6 +31,11 @@ inline MemoryScope getMemoryScope(mlir::Value buffer) {
 mlir::MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, mlir::Type elementType,
                                MemoryScope scope);
 
+/// The loaded tl dialect of `context`: the helpers of the discardable
+/// attributes TLDialect.td declares (getLayoutAttrHelper(), ...).
+TLDialect &tlDialect(mlir::MLIRContext *context);
+inline TLDialect &tlDialect(mlir::Operation *op) { return tlDialect(op->getContext()); }
+
 /// Registers the tl dialect and every upstream dialect tl programs use (and
 /// the crash report's naming of the running pass, tl/Compiler/CrashHandler.h).
 void registerTLDialects(mlir::DialectRegistry &registry);

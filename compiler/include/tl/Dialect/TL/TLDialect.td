@@ -28,6 +28,35 @@ def TL_Dialect : Dialect {
     "::mlir::func::FuncDialect"
   ];
   let useDefaultAttributePrinterParser = 1;
+  // The attributes the compiler's passes leave on ops of other dialects, or
+  // on tl ops, as results for later passes and the runtime (one place names
+  // them; TLDialect.h has accessors).
+  let discardableAttrs = (ins
+    // func.func arguments: a parameter's name and whether it is an output.
+    "::mlir::StringAttr":$name,
+    "::mlir::UnitAttr":$output,
+    // The lowered kernel (gpu.func), for the runtime.
+    "::mlir::DenseI64ArrayAttr":$grid,
+    "::mlir::IntegerAttr":$threads,
+    "::mlir::IntegerAttr":$shared_bytes,
+    // tl-infer-layouts: "mma", or "row: <why not mma>" on the tl.kernel (and
+    // the gpu.func); a fragment layout attribute on each tl.alloc_fragment.
+    "::mlir::StringAttr":$fragment_layout,
+    "::mlir::Attribute":$layout,
+    // tl-plan-pipelines: on a tl.copy issued asynchronously, the bytes each
+    // thread moves a piece (4, 8, 16); on a shared tile, its rotating copies;
+    // on a tl.pipelined loop, that it waits for the entry copies before it.
+    "::mlir::IntegerAttr":$async_copy,
+    "::mlir::IntegerAttr":$async_entry_copy,
+    "::mlir::IntegerAttr":$rotating_copies,
+    "::mlir::UnitAttr":$waits_entry_copies,
+    // tl-plan-shared-memory: a shared tile's byte offset in dynamic shared
+    // memory.
+    "::mlir::IntegerAttr":$offset,
+    // A view of dynamic shared memory: the bytes [first, end) it may touch
+    // (all copies of a rotating tile), for barrier elision.
+    "::mlir::DenseI64ArrayAttr":$shared_range
+  );
 }
 
 class TL_Op<string mnemonic, list<Trait> traits = []>

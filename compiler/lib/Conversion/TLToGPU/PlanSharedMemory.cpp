@@ -1,0 +1,98 @@
+//===- PlanSharedMemory.cpp - tl-plan-shared-memory: tile offsets ---------===//
+//
+// Places every shared tile of a kernel in its dynamic shared memory and
+// records the byte offset on the tl.alloc_shared (`tl.offset`). A tile is
+// live from the first to the last op of the kernel body that uses it (a use
+// inside a loop keeps it live for the whole loop); tiles whose lives do not
+// overlap share bytes (first fit, 128-byte aligned, largest first). A tile
+// with rotating copies (tl-plan-pipelines) takes all of them. Reuse needs no
+// barrier of its own: the lowering puts one before every shared write
+// (pipelined loads: before their prologue). Tiles the lowering makes itself
+// (staged operands, reduction scratch) go after the planned ones.
+//
+//===----------------------------------------------------------------------===//
+#include "tl/Conversion/Passes.h"
+#include "tl/Dialect/TL/TLDialect.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace tl {
+#define GEN_PASS_DEF_PLANSHAREDMEMORY
+#include "tl/Conversion/Passes.h.inc"
+} // namespace tl
+
+namespace tl::gpu_lowering {
+namespace {
+
+struct Tile {
+  AllocSharedOp alloc;
+  int64_t first, last, bytes;
+};
+
+/// The kernel's shared tiles with their lives (positions of the body's
+/// top-level ops) and bytes, all rotating copies included.
+SmallVector<Tile> sharedTiles(KernelOp kernel) {
+  Block &body = kernel.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = static_cast<int64_t>(i);
+  TLDialect &tl = tlDialect(kernel);
+  SmallVector<Tile> tiles;
+  kernel.walk([&](AllocSharedOp alloc) {
+    int64_t first = std::numeric_limits<int64_t>::max(), last = -1;
+    for (Operation *user : alloc->getUsers())
+      if (Operation *top = body.findAncestorOpInBlock(*user);
+          top && !isa<AnnotateLayoutOp>(user)) {
+        first = std::min(first, position.lookup(top));
+        last = std::max(last, position.lookup(top));
+      }
+    if (last < 0) // never used: still placed, alone where it stands
+      first = last = position.lookup(body.findAncestorOpInBlock(*alloc));
+    // Element stores and atomics outside parallel loops are not fenced by
+    // barriers: such a tile keeps its bytes for the whole kernel.
+    for (Operation *user : alloc->getUsers())
+      if (isa<memref::StoreOp, AtomicAddOp>(user) && !user->getParentOfType<ParallelOp>())
+        first = 0, last = std::numeric_limits<int64_t>::max();
+    MemRefType type = alloc.getType();
+    IntegerAttr copies = tl.getRotatingCopiesAttrHelper().getAttr(alloc);
+    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8 *
+                    (copies ? copies.getInt() : 1);
+    tiles.push_back({alloc, first, last, bytes});
+  });
+  return tiles;
+}
+
+struct PlanSharedMemoryPass : public tl::impl::PlanSharedMemoryBase<PlanSharedMemoryPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](KernelOp kernel) {
+      SmallVector<Tile> tiles = sharedTiles(kernel);
+      llvm::stable_sort(tiles, [](const Tile &a, const Tile &b) { return a.bytes > b.bytes; });
+      SmallVector<std::pair<const Tile *, int64_t>> placed;
+      Builder b(kernel.getContext());
+      for (const Tile &tile : tiles) {
+        int64_t offset = 0;
+        for (bool moved = true; moved;) {
+          moved = false;
+          for (auto [other, at] : placed) {
+            bool livesOverlap = tile.first <= other->last && other->first <= tile.last;
+            bool bytesOverlap = offset < at + other->bytes && at < offset + tile.bytes;
+            if (livesOverlap && bytesOverlap) {
+              offset = (at + other->bytes + 127) / 128 * 128;
+              moved = true;
+            }
+          }
+        }
+        placed.push_back({&tile, offset});
+        tlDialect(kernel).getOffsetAttrHelper().setAttr(tile.alloc, b.getI64IntegerAttr(offset));
+      }
+    });
+  }
+};
+
+} // namespace
+} // namespace tl::gpu_lowering
