@@ -32,6 +32,9 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
       *this, "shared-memory-limit",
       llvm::cl::desc("dynamic shared memory a block may use, in bytes (0: unchecked)"),
       llvm::cl::init(0)};
+  Option<bool> fastMath{*this, "fast-math",
+                        llvm::cl::desc("rewrites that may change results in the last bit"),
+                        llvm::cl::init(true)};
 };
 
 } // namespace
@@ -42,7 +45,7 @@ void registerTLPipelines() {
       "tl -> per-thread code in a gpu.module: tl-infer-layouts, tl-plan-pipelines, "
       "tl-plan-shared-memory, convert-tl-to-gpu, tl-approximate-math, tl-elide-barriers",
       [](mlir::OpPassManager &pm, const GPULoweringOptions &options) {
-        buildGPULowering(pm, {options.target, options.sharedMemoryLimit});
+        buildGPULowering(pm, {options.target, options.sharedMemoryLimit, options.fastMath});
       });
 }
 
@@ -73,6 +76,7 @@ void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   ConvertTLToGPUOptions lowering;
   lowering.sharedMemoryLimit = options.sharedMemoryLimit;
   lowering.targetName = options.target;
+  lowering.fastMath = options.fastMath;
   buildGPUPlanning(pm);
   pm.addPass(createConvertTLToGPU(lowering));
   pm.addPass(createApproximateMath());

@@ -42,6 +42,10 @@ struct GPUCompileOptions {
   /// The shared memory a block may use, in bytes; 0: sharedMemoryLimit(arch).
   /// The runtime passes the device's own when it compiles for the GPU it has.
   std::int64_t sharedMemoryLimit = 0;
+  /// Rewrites that may change results in the last bit (in unrolled parallel
+  /// loops, x / y becomes x * (1 / y) with 1 / y computed once). On by
+  /// default, as nvcc's --use_fast_math and the fastest attention kernels.
+  bool fastMath = true;
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,

@@ -18,6 +18,8 @@ void buildCPUPipeline(mlir::OpPassManager &pm);
 struct GPUPipelineOptions {
   std::string target = "sm_90a";
   std::int64_t sharedMemoryLimit = 0;
+  /// Rewrites that may change results in the last bit (shared divisors).
+  bool fastMath = true;
 };
 
 /// The GPU path's decisions, recorded on the tl program as attributes:

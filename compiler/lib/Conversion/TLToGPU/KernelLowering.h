@@ -68,10 +68,12 @@ struct Owned {
   int64_t slot = 0;
 };
 
-/// What the target allows a block (0: unchecked), and its name for errors.
+/// What the target allows a block (0: unchecked), its name for errors, and
+/// whether rewrites that change results in the last bit are allowed.
 struct ResourceLimits {
   int64_t sharedBytes = 0;
   std::string target;
+  bool fastMath = true;
 };
 
 /// Lowers one outlined kernel (a gpu.func still holding tl ops) in place.

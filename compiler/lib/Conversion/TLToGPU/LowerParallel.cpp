@@ -142,7 +142,8 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
       unrolled.push_back(std::move(copy));
     });
     if (layout.kind != FragmentLayout::Kind::Row) { // unrolled: straight-line code
-      shareDivisors(before ? before->getNextNode() : &block->front(), op);
+      if (limits.fastMath) // x / y -> x * (1 / y): may differ in the last bit
+        shareDivisors(before ? before->getNextNode() : &block->front(), op);
       OpBuilder::InsertionGuard guard(rewriter);
       pairColumnStores(rewriter, unrolled,
                        [&](Value tile) { return isShared(tile) && !layouts.count(tile); });

@@ -69,7 +69,7 @@ struct ConvertTLToGPUPass : public tl::impl::ConvertTLToGPUBase<ConvertTLToGPUPa
       int64_t threads = static_cast<int64_t>(kernel.getThreads());
       gpu::GPUFuncOp gpuFunc = outlineKernel(module, func, kernel);
       LayoutMap layouts = indexMapLayouts(gpuFunc);
-      ResourceLimits limits{sharedMemoryLimit, targetName};
+      ResourceLimits limits{sharedMemoryLimit, targetName, fastMath};
       if (failed(KernelLowering(gpuFunc, threads, layouts, limits).run()))
         return signalPassFailure();
     }

@@ -157,7 +157,8 @@ void checkArch(const std::string &arch) {
 }
 
 GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOptions &options) {
-  return {arch, options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch)};
+  return {arch, options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch),
+          options.fastMath};
 }
 
 /// The program lowered by buildGPUPipeline, and its kernel module.
