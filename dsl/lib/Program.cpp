@@ -30,9 +30,11 @@ Buffer addParameter(ProgramImpl &p, const std::string &name, std::vector<std::in
   MemRefType type =
       tl::getBufferType(shape, toMLIR(p.context.get(), dtype), tl::MemoryScope::global);
   SmallVector<NamedAttribute> attrs = {
-      p.builder.getNamedAttr("tl.name", p.builder.getStringAttr(name))};
+      p.builder.getNamedAttr(tlDialect(p.func).getNameAttrHelper().getName(),
+                             p.builder.getStringAttr(name))};
   if (output)
-    attrs.push_back(p.builder.getNamedAttr("tl.output", p.builder.getUnitAttr()));
+    attrs.push_back(p.builder.getNamedAttr(tlDialect(p.func).getOutputAttrHelper().getName(),
+                                           p.builder.getUnitAttr()));
   unsigned position = p.func.getNumArguments();
   if (failed(p.func.insertArgument(position, type, p.builder.getDictionaryAttr(attrs), location)))
     fail(loc, "could not add the parameter");
@@ -69,9 +71,7 @@ void Program::buildKernel(std::vector<std::int64_t> grid, std::int64_t threads, 
   p.hasKernel = true;
   Location location = toLocation(p, loc);
   auto op =
-      KernelOp::create(p.builder, location, TypeRange{}, ValueRange{},
-                       {p.builder.getNamedAttr("grid", p.builder.getDenseI64ArrayAttr(grid)),
-                        p.builder.getNamedAttr("threads", p.builder.getI64IntegerAttr(threads))});
+      KernelOp::create(p.builder, location, grid, static_cast<uint64_t>(threads));
   try {
     ActiveProgramScope active(p);
     buildBody(p, op.getBody(), grid.size(), arity, body, "kernel", loc);

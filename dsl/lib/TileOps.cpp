@@ -78,19 +78,14 @@ RegionBounds regionBounds(ProgramImpl &p, const Region &region, Location loc, So
   return bounds;
 }
 
-NamedAttribute named(ProgramImpl &p, StringRef name, Attribute value) {
-  return p.builder.getNamedAttr(name, value);
-}
 
 void reduce(tl::ReduceKind kind, const Buffer &src, const Buffer &dst, int dim, bool clear,
             const char *what, SourceLoc loc) {
   ProgramImpl &p = activeProgram(what, loc);
   Location location = toLocation(p, loc);
   std::int64_t normalized = dim < 0 ? dim + src.rank() : dim;
-  auto op = ReduceOp::create(p.builder, location, TypeRange{}, ValueRange{unwrap(src), unwrap(dst)},
-                             {named(p, "kind", ReduceKindAttr::get(p.context.get(), kind)),
-                              named(p, "dim", p.builder.getI64IntegerAttr(normalized)),
-                              named(p, "clear", p.builder.getBoolAttr(clear))});
+  auto op = ReduceOp::create(p.builder, location, kind, unwrap(src), unwrap(dst),
+                             static_cast<uint64_t>(normalized), clear);
   verifyOrThrow(p, op, false);
 }
 
@@ -221,17 +216,9 @@ void clear(const Buffer &buffer, SourceLoc loc) { fill(buffer, Expr(0), loc); }
 void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options, SourceLoc loc) {
   ProgramImpl &p = activeProgram("gemm", loc);
   Location location = toLocation(p, loc);
-  SmallVector<NamedAttribute> attrs = {named(
-      p, "policy",
-      GemmWarpPolicyAttr::get(p.context.get(), static_cast<tl::GemmWarpPolicy>(options.policy)))};
-  if (options.transpose_A)
-    attrs.push_back(named(p, "transpose_a", p.builder.getUnitAttr()));
-  if (options.transpose_B)
-    attrs.push_back(named(p, "transpose_b", p.builder.getUnitAttr()));
-  if (options.clear_accum)
-    attrs.push_back(named(p, "clear_accum", p.builder.getUnitAttr()));
-  auto op = GemmOp::create(p.builder, location, TypeRange{},
-                           ValueRange{unwrap(A), unwrap(B), unwrap(C)}, attrs);
+  auto op = GemmOp::create(p.builder, location, unwrap(A), unwrap(B), unwrap(C),
+                           options.transpose_A, options.transpose_B,
+                           static_cast<tl::GemmWarpPolicy>(options.policy), options.clear_accum);
   verifyOrThrow(p, op, false);
 }
 
@@ -272,8 +259,7 @@ namespace detail {
 void parallel(std::vector<std::int64_t> extents, int arity, const Body &body, SourceLoc loc) {
   ProgramImpl &p = activeProgram("parallel", loc);
   Location location = toLocation(p, loc);
-  auto op = ParallelOp::create(p.builder, location, TypeRange{}, ValueRange{},
-                               {named(p, "extents", p.builder.getDenseI64ArrayAttr(extents))});
+  auto op = ParallelOp::create(p.builder, location, extents);
   buildBody(p, op.getBody(), extents.size(), arity, body, "parallel", loc);
   verifyOrThrow(p, op, false);
 }
@@ -283,10 +269,9 @@ void pipelined(const Expr &start, const Expr &end, std::int64_t numStages, int a
   ProgramImpl &p = activeProgram("pipelined", loc);
   Location location = toLocation(p, loc);
   Type index = p.builder.getIndexType();
-  auto op = PipelinedOp::create(
-      p.builder, location, TypeRange{},
-      ValueRange{materialize(p, start, index, location), materialize(p, end, index, location)},
-      {named(p, "num_stages", p.builder.getI64IntegerAttr(numStages))});
+  Value first = materialize(p, start, index, location); // in this order: the IR's
+  Value last = materialize(p, end, index, location);
+  auto op = PipelinedOp::create(p.builder, location, first, last, static_cast<uint64_t>(numStages));
   buildBody(p, op.getBody(), 1, arity, body, "pipelined", loc);
   verifyOrThrow(p, op, false);
 }

@@ -57,3 +57,28 @@ func.func @plain(%A: memref<8x64xf16>, %C: memref<8x64xf16> {tl.output}) {
   }
   return
 }
+
+// -----
+
+// The loop adds into its copy's source tensor (tl.atomic_add declares a
+// write of it): issued early, the copy would miss the add, so it stays
+// synchronous. The decision reads the ops' declared memory effects.
+// CHECK-LABEL: func.func @source_written
+// CHECK-NOT: tl.async_copy
+// CHECK: return
+func.func @source_written(%A: memref<8x64xf32>, %C: memref<8x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 64 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %one = arith.constant 1.0 : f32
+    %a = tl.alloc_shared : memref<64xf32, #tl.scope<shared>>
+    tl.pipelined %c0 to %c8 stages 1 {
+    ^bb0(%k: index):
+      tl.copy %A[%k, %c0] [1, 64] to %a[%c0] [64] : memref<8x64xf32> to memref<64xf32, #tl.scope<shared>>
+      tl.copy %a[%c0] [64] to %C[%k, %c0] [1, 64] : memref<64xf32, #tl.scope<shared>> to memref<8x64xf32>
+      tl.atomic_add %A[%k, %c0], %one : memref<8x64xf32>, f32
+    }
+  }
+  return
+}

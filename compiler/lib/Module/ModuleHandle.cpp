@@ -61,11 +61,12 @@ ModuleHandle ModuleHandle::parse(const std::string &text, const std::string &sou
       failAt(arg.getLoc(), fmt::format("parameter {} of '{}' has an element type tl does not "
                                        "take",
                                        i, func.getSymName().str()));
-    auto name = func.getArgAttrOfType<StringAttr>(i, "tl.name");
+    TLDialect &tl = tlDialect(func);
+    auto name = func.getArgAttrOfType<StringAttr>(i, tl.getNameAttrHelper().getName());
     state->params.push_back(
         {name ? name.str() : fmt::format("arg{}", i),
          std::vector<std::int64_t>(type.getShape().begin(), type.getShape().end()), *dtype,
-         static_cast<bool>(func.getArgAttr(i, "tl.output"))});
+         static_cast<bool>(func.getArgAttr(i, tl.getOutputAttrHelper().getName()))});
   }
   state->name = func.getSymName().str();
   ModuleHandle handle(std::move(state));

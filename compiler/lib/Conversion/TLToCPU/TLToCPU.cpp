@@ -122,8 +122,8 @@ LogicalResult outlineKernel(KernelOp kernel) {
   }
   Block &entry = func.front();
   entry.getOperations().splice(Block::iterator(kernel), body.getOperations());
-  func->setAttr("tl.grid", kernel.getGridAttr());
-  func->setAttr("tl.threads", kernel.getThreadsAttr());
+  tlDialect(func).getGridAttrHelper().setAttr(func, kernel.getGridAttr());
+  tlDialect(func).getThreadsAttrHelper().setAttr(func, kernel.getThreadsAttr());
   kernel.erase();
   return success();
 }

@@ -54,7 +54,7 @@ LogicalResult KernelLowering::run() {
   resolveElementAccesses(rewriter, func, layouts);
   if (failed(swizzleAccesses()))
     return failure();
-  func->setAttr("tl.shared_bytes", rewriter.getI64IntegerAttr(sharedBytes));
+  tlDialect(func).getSharedBytesAttrHelper().setAttr(func, rewriter.getI64IntegerAttr(sharedBytes));
   return checkSharedLimit();
 }
 

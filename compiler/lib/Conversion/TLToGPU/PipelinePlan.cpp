@@ -66,6 +66,25 @@ int64_t pieceBytes(CopyOp copy) {
   return 0;
 }
 
+/// What `op` does to `buffer`, by the effects it declares (TLOps.td for the
+/// tile ops, upstream for memref.load / memref.store).
+struct Access {
+  bool read = false, write = false, unknown = false;
+};
+Access accessOf(Operation *op, Value buffer) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return {.unknown = true};
+  SmallVector<MemoryEffects::EffectInstance> onBuffer;
+  effects.getEffectsOnValue(buffer, onBuffer);
+  Access access;
+  for (const MemoryEffects::EffectInstance &effect : onBuffer) {
+    access.read |= isa<MemoryEffects::Read>(effect.getEffect());
+    access.write |= isa<MemoryEffects::Write>(effect.getEffect());
+  }
+  return access;
+}
+
 /// Every use of `tile` outside the copy reads it, inside `body` after `copy`
 /// (annotations may sit anywhere).
 bool readOnlyAfter(Value tile, CopyOp copy, Block &body) {
@@ -76,33 +95,21 @@ bool readOnlyAfter(Value tile, CopyOp copy, Block &body) {
     Operation *ancestor = body.findAncestorOpInBlock(*user);
     if (!ancestor || ancestor == copy.getOperation() || ancestor->isBeforeInBlock(copy))
       return false;
-    bool reads = false;
-    if (auto other = dyn_cast<CopyOp>(user))
-      reads = other.getSrc() == tile && other.getDst() != tile;
-    else if (auto gemm = dyn_cast<GemmOp>(user))
-      reads = gemm.getC() != tile;
-    else if (auto reduce = dyn_cast<ReduceOp>(user))
-      reads = reduce.getDst() != tile;
-    else
-      reads = isa<memref::LoadOp>(user);
-    if (!reads)
+    Access access = accessOf(user, tile);
+    if (!access.read || access.write || access.unknown)
       return false;
   }
   return true;
 }
 
-/// Some op for which `within` holds writes `tensor`.
+/// Some op for which `within` holds writes `tensor` (or may: an op that
+/// declares no effects counts as a write; a layout annotation as none).
 bool writtenBy(Value tensor, function_ref<bool(Operation *)> within) {
   return llvm::any_of(tensor.getUsers(), [&](Operation *user) {
-    if (!within(user))
+    if (!within(user) || isa<AnnotateLayoutOp>(user))
       return false;
-    if (auto copy = dyn_cast<CopyOp>(user))
-      return copy.getDst() == tensor;
-    if (auto gemm = dyn_cast<GemmOp>(user))
-      return gemm.getC() == tensor;
-    if (auto reduce = dyn_cast<ReduceOp>(user))
-      return reduce.getDst() == tensor;
-    return isa<FillOp, AtomicAddOp, memref::StoreOp>(user);
+    Access access = accessOf(user, tensor);
+    return access.write || access.unknown;
   });
 }
 

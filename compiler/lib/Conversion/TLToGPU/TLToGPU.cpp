@@ -30,9 +30,9 @@ gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp func, KernelOp kernel
   b.setInsertionPointToStart(gpuModule.getBody());
   auto gpuFunc = gpu::GPUFuncOp::create(b, loc, func.getName(), func.getFunctionType());
   gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  gpuFunc->setAttr("tl.grid", kernel.getGridAttr());
-  gpuFunc->setAttr("tl.threads", kernel.getThreadsAttr());
   TLDialect &tl = tlDialect(kernel);
+  tl.getGridAttrHelper().setAttr(gpuFunc, kernel.getGridAttr());
+  tl.getThreadsAttrHelper().setAttr(gpuFunc, kernel.getThreadsAttr());
   if (StringAttr layouts = tl.getFragmentLayoutAttrHelper().getAttr(kernel))
     tl.getFragmentLayoutAttrHelper().setAttr(gpuFunc, layouts);
   Block &entry = gpuFunc.getBody().front();

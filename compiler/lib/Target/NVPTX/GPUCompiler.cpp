@@ -219,13 +219,14 @@ GPUBinary compileForGPU(const ModuleHandle &program, const std::string &arch,
   binary.arch = arch;
   binary.params = p.params;
   gpuModule.walk([&](LLVM::LLVMFuncOp func) {
-    if (auto grid = func->getAttrOfType<DenseI64ArrayAttr>("tl.grid"))
+    TLDialect &tl = tlDialect(func);
+    if (auto grid = tl.getGridAttrHelper().getAttr(func))
       binary.grid.assign(grid.asArrayRef().begin(), grid.asArrayRef().end());
-    if (auto threads = func->getAttrOfType<IntegerAttr>("tl.threads"))
+    if (auto threads = tl.getThreadsAttrHelper().getAttr(func))
       binary.threads = threads.getInt();
-    if (auto shared = func->getAttrOfType<IntegerAttr>("tl.shared_bytes"))
+    if (auto shared = tl.getSharedBytesAttrHelper().getAttr(func))
       binary.sharedBytes = shared.getInt();
-    if (auto layout = func->getAttrOfType<StringAttr>("tl.fragment_layout"))
+    if (auto layout = tl.getFragmentLayoutAttrHelper().getAttr(func))
       binary.fragmentLayout = layout.str();
   });
   binary.ptx = emitPTX(gpuModule, arch, p.name, timing);

@@ -34,7 +34,7 @@ def TL_KernelOp : TL_Op<"kernel", [SingleBlock, NoTerminator,
   let hasRegionVerifier = 1;
 }
 
-def TL_ParallelOp : TL_Op<"parallel", [SingleBlock, NoTerminator,
+def TL_ParallelOp : TL_Op<"parallel", [SingleBlock, NoTerminator, RecursiveMemoryEffects,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "element-wise loop nest over a tile (T.Parallel)";
   let description = [{
@@ -47,7 +47,7 @@ def TL_ParallelOp : TL_Op<"parallel", [SingleBlock, NoTerminator,
   let hasVerifier = 1;
 }
 
-def TL_PipelinedOp : TL_Op<"pipelined", [SingleBlock, NoTerminator,
+def TL_PipelinedOp : TL_Op<"pipelined", [SingleBlock, NoTerminator, RecursiveMemoryEffects,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "serial loop whose copies may be software-pipelined (T.Pipelined)";
   let arguments = (ins Index:$start, Index:$end, I64Attr:$num_stages);
@@ -84,6 +84,14 @@ def TL_AnnotateLayoutOp : TL_Op<"annotate_layout"> {
 
 //===----------------------------------------------------------------------===//
 // Tile operators
+//
+// Each declares what it reads and writes (MemRead / MemWrite on its buffer
+// operands), so that analyses ask the ops (MemoryEffectOpInterface) rather
+// than knowing each one: pipeline planning's "is this tile only read after
+// the copy", "does the loop write this tensor". tl.parallel and tl.pipelined
+// have their bodies' effects. tl.kernel and tl.annotate_layout declare none:
+// a kernel is never dead, and a layout annotation is metadata that must not
+// be folded away.
 //===----------------------------------------------------------------------===//
 
 def TL_CopyOp : TL_Op<"copy", [AttrSizedOperandSegments]> {
@@ -95,9 +103,9 @@ def TL_CopyOp : TL_Op<"copy", [AttrSizedOperandSegments]> {
     element types may differ: the copy converts. Regions of global tensors may
     run past the tensor's end; those elements are not read or written.
   }];
-  let arguments = (ins AnyMemRef:$src, Variadic<Index>:$src_offsets,
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$src, Variadic<Index>:$src_offsets,
                        DenseI64ArrayAttr:$src_sizes,
-                       AnyMemRef:$dst, Variadic<Index>:$dst_offsets,
+                       Arg<AnyMemRef, "", [MemWrite]>:$dst, Variadic<Index>:$dst_offsets,
                        DenseI64ArrayAttr:$dst_sizes);
   let assemblyFormat = [{
     $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]` $dst_sizes
@@ -108,7 +116,7 @@ def TL_CopyOp : TL_Op<"copy", [AttrSizedOperandSegments]> {
 
 def TL_FillOp : TL_Op<"fill"> {
   let summary = "set every element of an on-chip buffer (T.fill, T.clear)";
-  let arguments = (ins AnyMemRef:$buffer, AnyType:$value);
+  let arguments = (ins Arg<AnyMemRef, "", [MemWrite]>:$buffer, AnyType:$value);
   let assemblyFormat = "$buffer `,` $value attr-dict `:` type($buffer) `,` type($value)";
   let hasVerifier = 1;
 }
@@ -120,7 +128,9 @@ def TL_GemmOp : TL_Op<"gemm"> {
     MxN and a fragment. With clear_accum, C is zeroed first. The warp policy
     says how warps split C: whole rows, whole columns, or a square grid.
   }];
-  let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, AnyMemRef:$c,
+  // C is read too (C += A * B), but with clear_accum: declared read anyway.
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$a, Arg<AnyMemRef, "", [MemRead]>:$b,
+                       Arg<AnyMemRef, "", [MemRead, MemWrite]>:$c,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        DefaultValuedAttr<TL_GemmWarpPolicyAttr,
                            "::tl::GemmWarpPolicy::Square">:$policy,
@@ -137,7 +147,9 @@ def TL_ReduceOp : TL_Op<"reduce"> {
     dst has src's shape with `dim` removed. With `clear` (the default) dst is
     overwritten; without it, the old dst values join the reduction.
   }];
-  let arguments = (ins TL_ReduceKind:$kind, AnyMemRef:$src, AnyMemRef:$dst,
+  // dst is read too without `clear`: declared read anyway.
+  let arguments = (ins TL_ReduceKind:$kind, Arg<AnyMemRef, "", [MemRead]>:$src,
+                       Arg<AnyMemRef, "", [MemRead, MemWrite]>:$dst,
                        I64Attr:$dim, DefaultValuedAttr<BoolAttr, "true">:$clear);
   let assemblyFormat = [{
     $kind $src `->` $dst attr-dict `:` type($src) `->` type($dst)
@@ -147,7 +159,8 @@ def TL_ReduceOp : TL_Op<"reduce"> {
 
 def TL_AtomicAddOp : TL_Op<"atomic_add"> {
   let summary = "atomically add a value to one element of a global or shared buffer";
-  let arguments = (ins AnyMemRef:$dst, Variadic<Index>:$indices, AnyType:$value);
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead, MemWrite]>:$dst, Variadic<Index>:$indices,
+                       AnyType:$value);
   let assemblyFormat = [{
     $dst `[` $indices `]` `,` $value attr-dict `:` type($dst) `,` type($value)
   }];
