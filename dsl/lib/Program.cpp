@@ -29,9 +29,8 @@ Buffer addParameter(ProgramImpl &p, const std::string &name, std::vector<std::in
   Location location = toLocation(p, loc);
   MemRefType type =
       tl::getBufferType(shape, toMLIR(p.context.get(), dtype), tl::MemoryScope::global);
-  SmallVector<NamedAttribute> attrs = {
-      p.builder.getNamedAttr(tlDialect(p.func).getNameAttrHelper().getName(),
-                             p.builder.getStringAttr(name))};
+  SmallVector<NamedAttribute> attrs = {p.builder.getNamedAttr(
+      tlDialect(p.func).getNameAttrHelper().getName(), p.builder.getStringAttr(name))};
   if (output)
     attrs.push_back(p.builder.getNamedAttr(tlDialect(p.func).getOutputAttrHelper().getName(),
                                            p.builder.getUnitAttr()));
@@ -70,8 +69,7 @@ void Program::buildKernel(std::vector<std::int64_t> grid, std::int64_t threads, 
     fail(loc, "a program has one kernel; this is the second");
   p.hasKernel = true;
   Location location = toLocation(p, loc);
-  auto op =
-      KernelOp::create(p.builder, location, grid, static_cast<uint64_t>(threads));
+  auto op = KernelOp::create(p.builder, location, grid, static_cast<uint64_t>(threads));
   try {
     ActiveProgramScope active(p);
     buildBody(p, op.getBody(), grid.size(), arity, body, "kernel", loc);

@@ -78,7 +78,6 @@ RegionBounds regionBounds(ProgramImpl &p, const Region &region, Location loc, So
   return bounds;
 }
 
-
 void reduce(tl::ReduceKind kind, const Buffer &src, const Buffer &dst, int dim, bool clear,
             const char *what, SourceLoc loc) {
   ProgramImpl &p = activeProgram(what, loc);

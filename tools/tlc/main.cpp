@@ -14,8 +14,8 @@
 // program with the parameters given and emits it. FILE.mlir holds one program
 // in the tl dialect. KIND: tl (the program), planned (the program with the GPU
 // path's decisions: fragment layouts, asynchronous copies, shared-memory
-// offsets), thread (after the lowering to threads), llvm (the LLVM IR compiled), ptx, cubin (ptxas), header (a typed
-// C++ launcher with the kernel embedded); cpu targets take tl, thread and
+// offsets), thread (after the lowering to threads), llvm (the LLVM IR compiled), ptx, cubin
+// (ptxas), header (a typed C++ launcher with the kernel embedded); cpu targets take tl, thread and
 // llvm. Exit codes: 0 ok, 1 an error in the user's file or arguments'
 // values, 2 usage.
 #include "tl/Compiler/CrashHandler.h"

@@ -97,44 +97,40 @@ void failAt(Location loc, const std::string &message) {
   throw Error(message, "<unknown>", 0, 0);
 }
 
+FirstError::FirstError(MLIRContext *context)
+    : handler_(context, [this](Diagnostic &diag) {
+        if (diag.getSeverity() != DiagnosticSeverity::Error || where_)
+          return success();
+        where_ = diag.getLocation();
+        message_ = diag.str();
+        for (Diagnostic &note : diag.getNotes())
+          if (!StringRef(note.str()).starts_with("see current operation"))
+            message_ += "; " + note.str();
+        return success();
+      }) {}
+
+void FirstError::raise(Location fallback, const std::string &prefix,
+                       const std::string &whenSilent) const {
+  failAt(where_.value_or(fallback), prefix + (message_.empty() ? whenSilent : message_));
+}
+
 void verifyOrThrow(Operation *op, bool recursive) {
-  std::optional<Location> where;
-  std::string message;
-  ScopedDiagnosticHandler handler(op->getContext(), [&](Diagnostic &diag) {
-    if (diag.getSeverity() != DiagnosticSeverity::Error || where)
-      return success();
-    where = diag.getLocation();
-    message = diag.str();
-    for (Diagnostic &note : diag.getNotes())
-      if (!StringRef(note.str()).starts_with("see current operation"))
-        message += "; " + note.str();
-    return success();
-  });
-  if (succeeded(verify(op, recursive)))
-    return;
-  failAt(where.value_or(op->getLoc()), message.empty() ? "verification failed" : message);
+  FirstError error(op->getContext());
+  if (failed(verify(op, recursive)))
+    error.raise(op->getLoc(), "", "verification failed");
 }
 
 void runPipelineOrThrow(ModuleOp module, llvm::function_ref<void(OpPassManager &)> build,
                         const std::string &what, const PipelineRun &run) {
-  MLIRContext *context = module.getContext();
-  std::optional<Location> where;
-  std::string message;
-  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
-      where = diag.getLocation();
-      message = diag.str();
-    }
-    return success();
-  });
-  PassManager pm(context);
+  FirstError error(module.getContext());
+  PassManager pm(module.getContext());
   if (run.printIRAfterAll)
     pm.enableIRPrinting();
   if (run.timing)
     pm.enableTiming(*run.timing);
   build(pm);
   if (failed(pm.run(module)))
-    failAt(where.value_or(module.getLoc()), what + ": " + message);
+    error.raise(module.getLoc(), what + ": ");
 }
 
 } // namespace tl

@@ -27,20 +27,12 @@ ModuleHandle ModuleHandle::parse(const std::string &text, const std::string &sou
   auto state = std::make_shared<State>();
   state->context = makeContext();
   MLIRContext *context = state->context.get();
-  std::optional<Location> where;
-  std::string message;
   {
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Error && !where) {
-        where = diag.getLocation();
-        message = diag.str();
-      }
-      return success();
-    });
+    FirstError error(context);
     state->module = parseSourceString<ModuleOp>(text, ParserConfig(context), sourceName);
+    if (!state->module)
+      error.raise(FileLineColLoc::get(context, sourceName, 1, 1), "");
   }
-  if (!state->module)
-    failAt(where.value_or(FileLineColLoc::get(context, sourceName, 1, 1)), message);
   SmallVector<func::FuncOp> kernels;
   state->module->walk([&](func::FuncOp func) {
     if (!func.getOps<KernelOp>().empty())

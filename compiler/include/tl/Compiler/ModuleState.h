@@ -11,6 +11,7 @@
 #include "tl/Support/Error.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
@@ -37,6 +38,22 @@ std::optional<DType> dtypeOf(mlir::Type type);
 
 /// Throws tl::Error with `message` at the first file:line:col inside `loc`.
 [[noreturn]] void failAt(mlir::Location loc, const std::string &message);
+
+/// Catches the first error diagnostic of a context while it lives (with its
+/// notes), to be raised as a tl::Error at its location.
+class FirstError {
+public:
+  explicit FirstError(mlir::MLIRContext *context);
+  /// Throws the caught error after `prefix` (at `fallback`, saying
+  /// `whenSilent`, when none came).
+  [[noreturn]] void raise(mlir::Location fallback, const std::string &prefix,
+                          const std::string &whenSilent = "failed") const;
+
+private:
+  std::optional<mlir::Location> where_;
+  std::string message_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
 
 /// Verifies `op` (and what it holds when `recursive`); a failure becomes a
 /// tl::Error at the op's location, with the verifier's message and notes.

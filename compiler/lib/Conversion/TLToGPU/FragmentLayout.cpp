@@ -215,8 +215,7 @@ static bool standsApart(Value fragment, const llvm::DenseSet<Value> &fragments) 
 /// run in every lane). 1 where the lowering relies on one thread per row:
 /// gemms, row reductions into memory or along columns, 1-D fragments written
 /// in a parallel loop or driving one (each of a row's threads would run it).
-static int64_t rowSplit(KernelOp func, const llvm::DenseSet<Value> &fragments,
-                        int64_t threads) {
+static int64_t rowSplit(KernelOp func, const llvm::DenseSet<Value> &fragments, int64_t threads) {
   int64_t rows = 0;
   for (Value fragment : fragments)
     rows = std::max(rows, cast<MemRefType>(fragment.getType()).getDimSize(0));

@@ -78,9 +78,8 @@ struct InferFragmentLayoutsPass
     getOperation().walk([&](KernelOp kernel) {
       std::string why;
       FragmentLayouts layouts = inferFragmentLayouts(kernel, why);
-      bool mma = llvm::any_of(layouts, [](auto &entry) {
-        return entry.second.kind != FragmentLayout::Kind::Row;
-      });
+      bool mma = llvm::any_of(
+          layouts, [](auto &entry) { return entry.second.kind != FragmentLayout::Kind::Row; });
       TLDialect &tl = tlDialect(kernel);
       tl.getFragmentLayoutAttrHelper().setAttr(
           kernel, StringAttr::get(kernel.getContext(), mma ? "mma" : "row: " + why));

@@ -515,5 +515,4 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   return success();
 }
 
-
 } // namespace tl::gpu_lowering

@@ -64,8 +64,7 @@ struct PlanPipelinesPass : public tl::impl::PlanPipelinesBase<PlanPipelinesPass>
           tl.getWaitsEntryCopiesAttrHelper().setAttr(loop, b.getUnitAttr());
       }
       for (auto &[tile, copies] : plans.buffers)
-        tl.getRotatingCopiesAttrHelper().setAttr(tile.getDefiningOp(),
-                                                 b.getI64IntegerAttr(copies));
+        tl.getRotatingCopiesAttrHelper().setAttr(tile.getDefiningOp(), b.getI64IntegerAttr(copies));
       for (auto &[copy, bytes] : plans.entryCopies)
         tl.getAsyncEntryCopyAttrHelper().setAttr(copy, b.getI64IntegerAttr(bytes));
     });

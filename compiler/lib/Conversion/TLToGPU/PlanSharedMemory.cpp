@@ -46,8 +46,7 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
   kernel.walk([&](AllocSharedOp alloc) {
     int64_t first = std::numeric_limits<int64_t>::max(), last = -1;
     for (Operation *user : alloc->getUsers())
-      if (Operation *top = body.findAncestorOpInBlock(*user);
-          top && !isa<AnnotateLayoutOp>(user)) {
+      if (Operation *top = body.findAncestorOpInBlock(*user); top && !isa<AnnotateLayoutOp>(user)) {
         first = std::min(first, position.lookup(top));
         last = std::max(last, position.lookup(top));
       }
@@ -60,8 +59,8 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
         first = 0, last = std::numeric_limits<int64_t>::max();
     MemRefType type = alloc.getType();
     IntegerAttr copies = tl.getRotatingCopiesAttrHelper().getAttr(alloc);
-    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8 *
-                    (copies ? copies.getInt() : 1);
+    int64_t bytes =
+        type.getNumElements() * type.getElementTypeBitWidth() / 8 * (copies ? copies.getInt() : 1);
     tiles.push_back({alloc, first, last, bytes});
   });
   return tiles;

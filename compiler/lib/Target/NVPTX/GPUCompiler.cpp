@@ -246,20 +246,19 @@ std::string emitGPUStage(const ModuleHandle &program, const std::string &arch,
     OwningOpRef<ModuleOp> module = p.module->clone();
     GPUPipelineOptions pipeline = pipelineOptions(arch, options);
     TimingScope passes = timing.nest("MLIR passes");
-    runPipelineOrThrow(
-        *module,
-        [&](OpPassManager &pm) {
-          if (stage == "planned")
-            buildGPUPlanning(pm);
-          else
-            buildGPULowering(pm, pipeline);
-        },
-        "GPU lowering failed", {.printIRAfterAll = options.printIRAfterAll, .timing = &passes});
+    runPipelineOrThrow(*module,
+                       [&](OpPassManager &pm) {
+                         if (stage == "planned")
+                           buildGPUPlanning(pm);
+                         else
+                           buildGPULowering(pm, pipeline);
+                       },
+                       "GPU lowering failed",
+                       {.printIRAfterAll = options.printIRAfterAll, .timing = &passes});
     return printed(*module);
   }
   if (stage != "llvm")
-    throw std::invalid_argument("emitGPUStage: no stage '" + stage +
-                                "' (planned, thread or llvm)");
+    throw std::invalid_argument("emitGPUStage: no stage '" + stage + "' (planned, thread or llvm)");
   auto [module, gpuModule] = lowerForGPU(program, arch, options, timing);
   std::unique_ptr<llvm::TargetMachine> machine(nvptxMachine(arch));
   llvm::LLVMContext llvmContext;
