@@ -113,25 +113,6 @@ void checkAttentionInputs(const HostTensor &Q, const HostTensor &K, const HostTe
                                 " is not supported (64, 128 or 256)");
 }
 
-/// Runs `kernel` on `inputs`, its outputs allocated here (zeros, or NaN for
-/// Outputs::poisoned) and returned, as out_idx does.
-std::vector<HostTensor> runWithOutputs(const Kernel &kernel, std::vector<HostTensor *> inputs,
-                                       Outputs outputs) {
-  std::vector<HostTensor> results;
-  for (const dsl::Param &param : kernel.params())
-    if (param.output) {
-      results.emplace_back(param.shape, param.dtype);
-      if (outputs == Outputs::poisoned)
-        results.back().fill(std::numeric_limits<float>::quiet_NaN());
-    }
-  std::vector<HostTensor *> args;
-  std::size_t nextInput = 0, nextOutput = 0;
-  for (const dsl::Param &param : kernel.params())
-    args.push_back(param.output ? &results.at(nextOutput++) : inputs.at(nextInput++));
-  kernel.run(args);
-  return results;
-}
-
 } // namespace
 
 AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTensor &V,
@@ -146,12 +127,14 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config), backend);
   auto post = compile(flashattn_bwd_postprocess(batch, heads, seq, dim), backend);
 
-  std::vector<HostTensor> o_lse = runWithOutputs(*fwd, {&Q, &K, &V}, outputs);
-  std::vector<HostTensor> delta = runWithOutputs(*prep, {&o_lse[0], &dO}, outputs);
+  std::optional<float> fill;
+  if (outputs == Outputs::poisoned)
+    fill = std::numeric_limits<float>::quiet_NaN();
+  std::vector<HostTensor> o_lse = (*fwd)({&Q, &K, &V}, fill);
+  std::vector<HostTensor> delta = (*prep)({&o_lse[0], &dO}, fill);
   HostTensor dQ(dqAccumulatorShape(batch, heads, seq, dim), dsl::f32); // zeros
-  std::vector<HostTensor> dk_dv =
-      runWithOutputs(*bwd, {&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ}, outputs);
-  std::vector<HostTensor> dq = runWithOutputs(*post, {&dQ}, outputs);
+  std::vector<HostTensor> dk_dv = (*bwd)({&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ}, fill);
+  std::vector<HostTensor> dq = (*post)({&dQ}, fill);
   return {o_lse[0], o_lse[1], dq[0], dk_dv[0], dk_dv[1]};
 }
 

@@ -60,9 +60,15 @@ void Kernel::checkArguments(const std::vector<DeviceTensor *> &args) const {
   checkSignature(name_, params_, args);
 }
 
-std::vector<HostTensor> Kernel::operator()(const std::vector<HostTensor *> &inputs) const {
-  return callWithOutputs(name_, params_, inputs,
-                         [&](const std::vector<HostTensor *> &args) { run(args); });
+std::vector<HostTensor> Kernel::operator()(const std::vector<HostTensor *> &inputs,
+                                           std::optional<float> outputFill) const {
+  return callWithOutputs(name_, params_, inputs, [&](const std::vector<HostTensor *> &args) {
+    if (outputFill)
+      for (std::size_t i = 0; i < args.size(); ++i)
+        if (params_[i].output)
+          args[i]->fill(*outputFill);
+    run(args);
+  });
 }
 
 void Kernel::launch(const std::vector<DeviceTensor *> &, CUstream) const {

@@ -4,7 +4,9 @@
 
 #include "tl/dsl.h"
 #include "tl/runtime/CPUKernel.h"
+
 #include "tl/runtime/DeviceTensor.h"
+#include <limits>
 
 using namespace tl::dsl;
 using tl::runtime::CPUKernel;
@@ -143,4 +145,21 @@ TEST_CASE("on-chip buffers larger than a thread's default stack", "[ops]") {
   for (int b = 0; b < 2; ++b)
     for (int j : {0, 1, 1023}) // sum over i of (i + j + b)
       CHECK(out[0].at(b * C + j) == float(double(R) * (R - 1) / 2 + double(R) * (j + b)));
+}
+
+TEST_CASE("out_idx outputs: zeros, or a fill that shows what no kernel writes", "[ops]") {
+  Program p("half");
+  Buffer Y = p.output("Y", {64}, f32);
+  p.kernel({1}, 32, [&](Expr) {
+    Buffer x = alloc_fragment({32}, f32);
+    fill(x, 1);
+    copy(x, Y(slice(0, 32))); // the second half is never written
+  });
+  CPUKernel kernel(p);
+  std::vector<HostTensor> zeroed = kernel({});
+  std::vector<HostTensor> poisoned = kernel({}, std::numeric_limits<float>::quiet_NaN());
+  CHECK(zeroed[0].at(0) == 1.0f);
+  CHECK(zeroed[0].at(63) == 0.0f);
+  CHECK(poisoned[0].at(0) == 1.0f);
+  CHECK(std::isnan(poisoned[0].at(63)));
 }

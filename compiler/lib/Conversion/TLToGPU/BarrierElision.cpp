@@ -10,6 +10,7 @@
 #include "BarrierElision.h"
 
 #include "tl/Conversion/Passes.h"
+#include "tl/Dialect/TL/TLDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -167,7 +168,7 @@ private:
       if (isa<gpu::DynamicSharedMemoryOp>(def))
         return kAllShared;
       if (auto view = dyn_cast<memref::ViewOp>(def)) {
-        auto range = view->getAttrOfType<DenseI64ArrayAttr>(kSharedRangeAttr);
+        auto range = tlDialect(view).getSharedRangeAttrHelper().getAttr(view);
         if (!range || range.size() != 2)
           return view.getSource().getDefiningOp<gpu::DynamicSharedMemoryOp>() ? kAllShared
                                                                               : kAnything;

@@ -14,7 +14,7 @@
 // memory, or B is followed in its block by another barrier N and no access
 // between P and B conflicts with one between B and N (same bytes, one of them
 // a write). Each shared tile's bytes are known from its view (the attribute
-// kSharedRangeAttr, [first, end) bytes of dynamic shared memory; a rotating
+// `tl.shared_range`, [first, end) bytes of dynamic shared memory; a rotating
 // tile's view names all its copies). Conservative where it cannot see:
 //   - a cp.async wait counts as a write of all shared memory (a barrier after
 //     it publishes the other threads' copies);
@@ -33,10 +33,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace tl::gpu_lowering {
-
-/// On a memref.view of dynamic shared memory: the bytes [first, end) that
-/// accesses through the view may touch.
-inline constexpr llvm::StringLiteral kSharedRangeAttr = "tl.shared_range";
 
 /// Removes the barriers of `func` that order no pair of conflicting accesses;
 /// returns how many it removed.

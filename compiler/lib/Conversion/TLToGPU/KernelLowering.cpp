@@ -155,7 +155,8 @@ Value KernelLowering::sharedView(Location loc, MemRefType type, Value byteOffset
                       gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
   Value view =
       memref::ViewOp::create(rewriter, loc, viewType, sharedBase, byteOffset, ValueRange{});
-  view.getDefiningOp()->setAttr(kSharedRangeAttr, rewriter.getDenseI64ArrayAttr(range));
+  tlDialect(func).getSharedRangeAttrHelper().setAttr(view.getDefiningOp(),
+                                                     rewriter.getDenseI64ArrayAttr(range));
   shared.insert(view);
   if (swizzle)
     swizzled.insert(view);

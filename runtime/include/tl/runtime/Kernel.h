@@ -7,6 +7,7 @@
 #include "tl/runtime/DeviceTensor.h"
 #include "tl/runtime/HostTensor.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,11 @@ public:
   /// Runs with every parameter given, in declaration order. Throws
   /// std::invalid_argument when a tensor's count, dtype or shape is wrong.
   virtual void run(const std::vector<HostTensor *> &args) const = 0;
-  /// The non-output parameters in order; the outputs are allocated (zeroed),
+  /// The non-output parameters in order; the outputs are allocated (zeroed,
+  /// or every element `outputFill`: NaN shows an element no kernel writes),
   /// filled and returned in order.
-  std::vector<HostTensor> operator()(const std::vector<HostTensor *> &inputs) const;
+  std::vector<HostTensor> operator()(const std::vector<HostTensor *> &inputs,
+                                     std::optional<float> outputFill = std::nullopt) const;
 
   /// The same on tensors already in GPU memory, queued on `stream` (the
   /// default stream without one) and not waited for: the application's own
