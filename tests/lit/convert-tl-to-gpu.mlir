@@ -15,8 +15,8 @@
 // CHECK: memref.alloca() : memref<32xf32>
 // CHECK: vector.load {{.*}} {alignment = 16 : i64}
 // CHECK: gpu.barrier
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16"
-// CHECK: llvm.inline_asm asm_dialect = att "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32{{.*}} -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32)
 // B's rows are 128 bytes: swizzled, and the ldmatrix of later n-tile pairs
 // reach it by xor-ing one lane address (ldmatrixAddress).
 // CHECK: llvm.inline_asm asm_dialect = att "xor.b32 $0, $1, 32;", "=r,r" %[[LANE:[0-9]+]]
@@ -161,7 +161,7 @@ func.func @pipelined(%A: memref<64x256xf16>, %B: memref<256x64xf16>, %bias: memr
 // CHECK: memref.store {{.*}} : memref<32x64xf16, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16"
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
 // CHECK: mma.sync
 func.func @b_fragment(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x64xf32> {tl.output}) {
   tl.kernel grid [1] threads 128 {
@@ -603,6 +603,28 @@ func.func @unit_scale(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %S: memref<6
       %y = arith.divf %x, %f : f32
       memref.store %y, %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
     }
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// bf16 operands: nvvm.mma.sync takes their pairs as i32 words (f16 pairs as
+// vector<2xf16>), with the multiplicand type named.
+// CHECK-LABEL: gpu.func @mma_bf16(
+// CHECK: nvvm.ldmatrix
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+func.func @mma_bf16(%A: memref<64x32xbf16>, %B: memref<32x64xbf16>, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x32xbf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x64xbf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xbf16> to memref<64x32xbf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<32x64xbf16> to memref<32x64xbf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %c {policy = #tl.policy<FullRow>, clear_accum} : memref<64x32xbf16, #tl.scope<shared>>, memref<32x64xbf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
     tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
   }
   return

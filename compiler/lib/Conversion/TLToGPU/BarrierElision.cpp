@@ -127,15 +127,19 @@ private:
       return pointedTo(store.getAddr(), true);
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
       StringRef name = call.getIntrin();
-      if (name.starts_with("llvm.nvvm.ldmatrix") && call.getNumOperands() == 1)
-        return pointedTo(call.getOperand(0), false);
       for (StringRef math : {"llvm.nvvm.ex2.", "llvm.nvvm.lg2.", "llvm.nvvm.rsqrt."})
         if (name.starts_with(math))
           return {};
       return {kAnything};
     }
-    // Inline assembly without side effects (the lowering's mma.sync) touches
-    // no memory.
+    if (auto matrices = dyn_cast<NVVM::LdMatrixOp>(op))
+      return pointedTo(matrices.getPtr(), false);
+    // mma.sync works on registers only (the op declares no effects, so it is
+    // named here).
+    if (isa<NVVM::MmaOp>(op))
+      return {};
+    // Inline assembly without side effects (the lowering's opaque xor)
+    // touches no memory.
     if (auto assembly = dyn_cast<LLVM::InlineAsmOp>(op))
       return assembly.getHasSideEffects() ? SmallVector<Access>{kAnything} : SmallVector<Access>{};
     if (isMemoryEffectFree(op))

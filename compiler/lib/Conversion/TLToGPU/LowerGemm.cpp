@@ -89,13 +89,23 @@ SmallVector<Value> KernelLowering::mma(Location loc, ArrayRef<Value> a, ArrayRef
   auto &rw = rewriter;
   Type f32 = rw.getF32Type();
   auto resultType = LLVM::LLVMStructType::getLiteral(rw.getContext(), {f32, f32, f32, f32});
-  SmallVector<Value> operands(a.begin(), a.end());
-  operands.append(b.begin(), b.end());
-  operands.append(c.begin(), c.end());
-  std::string text = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
-                     (bf16 ? "bf16.bf16" : "f16.f16") +
-                     ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-  Value result = inlineAsm(loc, resultType, operands, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f");
+  // nvvm.mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32;
+  // the fragments hold both as i32 words (ldmatrix's result, `pack`).
+  auto multiplicand = [&](ArrayRef<Value> words) {
+    SmallVector<Value> values;
+    for (Value word : words)
+      values.push_back(bf16 ? word
+                            : LLVM::BitcastOp::create(
+                                  rw, loc, VectorType::get({2}, rw.getF16Type()), word)
+                                  .getResult());
+    return values;
+  };
+  NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  Value result = NVVM::MmaOp::create(
+      rw, loc, resultType, multiplicand(a), multiplicand(b), c, /*shape=*/{16, 8, 16},
+      /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+      std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
   SmallVector<Value> d;
   for (int64_t i = 0; i < 4; ++i)
     d.push_back(LLVM::ExtractValueOp::create(rw, loc, result, i));
@@ -146,13 +156,13 @@ SmallVector<Value> KernelLowering::ldmatrix(Location loc, Value address, bool tr
   auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
   Value pointer = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*addressSpace=*/3), address);
-  std::string name =
-      std::string("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4") + (transpose ? ".trans" : "") + ".b16";
-  auto call =
-      LLVM::CallIntrinsicOp::create(b, loc, resultType, b.getStringAttr(name), ValueRange{pointer});
+  Value matrices = NVVM::LdMatrixOp::create(
+      b, loc, resultType, pointer, /*num=*/4,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8), NVVM::LdStMatrixEltType::B16);
   SmallVector<Value> regs;
   for (int64_t i = 0; i < 4; ++i)
-    regs.push_back(LLVM::ExtractValueOp::create(b, loc, call.getResult(0), i));
+    regs.push_back(LLVM::ExtractValueOp::create(b, loc, matrices, i));
   return regs;
 }
 
