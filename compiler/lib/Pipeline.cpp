@@ -11,6 +11,7 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -35,6 +36,8 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
   Option<bool> fastMath{*this, "fast-math",
                         llvm::cl::desc("rewrites that may change results in the last bit"),
                         llvm::cl::init(true)};
+  Option<bool> wgmma{*this, "wgmma", llvm::cl::desc("wgmma for the gemms that allow it (sm_90a)"),
+                     llvm::cl::init(false)};
 };
 
 } // namespace
@@ -45,7 +48,8 @@ void registerTLPipelines() {
       "tl -> per-thread code in a gpu.module: tl-infer-layouts, tl-plan-pipelines, "
       "tl-plan-shared-memory, convert-tl-to-gpu, tl-approximate-math, tl-elide-barriers",
       [](mlir::OpPassManager &pm, const GPULoweringOptions &options) {
-        buildGPULowering(pm, {options.target, options.sharedMemoryLimit, options.fastMath});
+        buildGPULowering(
+            pm, {options.target, options.sharedMemoryLimit, options.fastMath, options.wgmma});
       });
 }
 
@@ -66,8 +70,10 @@ void buildCPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
 }
 
-void buildGPUPlanning(mlir::OpPassManager &pm) {
-  pm.addPass(createInferFragmentLayouts());
+void buildGPUPlanning(mlir::OpPassManager &pm, const GPUPipelineOptions &options) {
+  InferFragmentLayoutsOptions layouts;
+  layouts.wgmma = options.wgmma;
+  pm.addPass(createInferFragmentLayouts(layouts));
   pm.addPass(createPlanPipelines());
   pm.addPass(createPlanSharedMemory());
 }
@@ -77,7 +83,7 @@ void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   lowering.sharedMemoryLimit = options.sharedMemoryLimit;
   lowering.targetName = options.target;
   lowering.fastMath = options.fastMath;
-  buildGPUPlanning(pm);
+  buildGPUPlanning(pm, options);
   pm.addPass(createConvertTLToGPU(lowering));
   pm.addPass(createApproximateMath());
   pm.addPass(createElideBarriers());
@@ -104,6 +110,8 @@ void buildGPUPipeline(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   mlir::ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true; // kernel parameters are plain pointers
   kernels.addPass(mlir::createConvertGpuOpsToNVVMOps(nvvm));
+  // NVVM ops with no LLVM intrinsic (wgmma.mma_async) become inline PTX.
+  kernels.addPass(mlir::createConvertNVVMToLLVMPass());
   kernels.addPass(mlir::createReconcileUnrealizedCastsPass());
 }
 

@@ -217,7 +217,8 @@ void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options
   Location location = toLocation(p, loc);
   auto op = GemmOp::create(p.builder, location, unwrap(A), unwrap(B), unwrap(C),
                            options.transpose_A, options.transpose_B,
-                           static_cast<tl::GemmWarpPolicy>(options.policy), options.clear_accum);
+                           static_cast<tl::GemmWarpPolicy>(options.policy), options.clear_accum,
+                           !options.allow_wgmma);
   verifyOrThrow(p, op, false);
 }
 

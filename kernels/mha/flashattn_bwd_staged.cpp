@@ -48,8 +48,12 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
     annotate_layout(dv_shared, make_swizzled_layout());
     annotate_layout(dk_shared, make_swizzled_layout());
 
-    const GemmOptions square = {.policy = GemmWarpPolicy::Square};
-    const GemmOptions squareBT = {.transpose_B = true, .policy = GemmWarpPolicy::Square};
+    // mma.sync on every target: its tiles and register budget are tuned for
+    // it (on wgmma the D=64 configuration spills); the Hopper backward is its
+    // own program (issue 17).
+    const GemmOptions square = {.policy = GemmWarpPolicy::Square, .allow_wgmma = false};
+    const GemmOptions squareBT = {
+        .transpose_B = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = false};
     copy(K(bz, slice(by * block_M, block_M), bx, all), K_shared);
     copy(V(bz, slice(by * block_M, block_M), bx, all), V_shared);
     clear(dv);
@@ -86,7 +90,8 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       gemm(pT_shared, do_, dv, square);
       gemm(dsT_shared, q, dk, square);
       clear(dq);
-      gemm(dsT_shared, K_shared, dq, {.transpose_A = true, .policy = GemmWarpPolicy::Square});
+      gemm(dsT_shared, K_shared, dq,
+           {.transpose_A = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = false});
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
       parallel({block_N, dim}, [&](Expr i, Expr j) {

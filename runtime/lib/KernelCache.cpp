@@ -233,6 +233,9 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
     *hit = false;
   GPUCompileOptions options{.timing = compileTimingRequested(),
                             .sharedMemoryLimit = sharedMemoryLimit};
+  // TLC_WGMMA=0 keeps sm_90a's gemms on mma.sync (to compare the two paths).
+  const char *wgmma = std::getenv("TLC_WGMMA");
+  options.wgmma = !(wgmma && std::string(wgmma) == "0");
   if (!useCache || !KernelCache::enabledByEnvironment()) {
     GPUBinary binary = compileForGPU(program, arch, options);
     assembleWherePossible(binary);
@@ -242,7 +245,8 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
   static std::mutex mutex;
   static std::unordered_map<std::string, GPUBinary> memory;
   std::string key = KernelCache::key(
-      program, sharedMemoryLimit ? arch + " shared<=" + std::to_string(sharedMemoryLimit) : arch);
+      program, (sharedMemoryLimit ? arch + " shared<=" + std::to_string(sharedMemoryLimit) : arch) +
+                   (options.wgmma ? "" : " mma.sync"));
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = memory.find(key); it != memory.end()) {

@@ -46,6 +46,10 @@ struct GPUCompileOptions {
   /// loops, x / y becomes x * (1 / y) with 1 / y computed once). On by
   /// default, as nvcc's --use_fast_math and the fastest attention kernels.
   bool fastMath = true;
+  /// On sm_90a, kernels whose every gemm can read both operands from shared
+  /// memory run them as wgmma (warpgroup accumulators, descriptor-addressed
+  /// swizzled tiles); false keeps mma.sync everywhere.
+  bool wgmma = true;
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,

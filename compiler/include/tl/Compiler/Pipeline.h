@@ -20,11 +20,13 @@ struct GPUPipelineOptions {
   std::int64_t sharedMemoryLimit = 0;
   /// Rewrites that may change results in the last bit (shared divisors).
   bool fastMath = true;
+  /// wgmma for the gemms that allow it (sm_90a only).
+  bool wgmma = false;
 };
 
 /// The GPU path's decisions, recorded on the tl program as attributes:
 /// tl-infer-layouts, tl-plan-pipelines, tl-plan-shared-memory.
-void buildGPUPlanning(mlir::OpPassManager &pm);
+void buildGPUPlanning(mlir::OpPassManager &pm, const GPUPipelineOptions &options = {});
 
 /// tl -> per-thread code in a gpu.module: tl-infer-layouts,
 /// tl-plan-pipelines, tl-plan-shared-memory, convert-tl-to-gpu,

@@ -33,7 +33,16 @@ def InferFragmentLayouts : Pass<"tl-infer-layouts", "::mlir::ModuleOp"> {
     s threads share a row in kernels without gemms). The tl.kernel gets
     `tl.fragment_layout`: "mma", or "row: " and why not, with the source line
     that decided it. convert-tl-to-gpu follows these attributes.
+
+    With `wgmma` (sm_90a), a kernel whose every gemm can run as wgmma from
+    shared memory (see wgmmaEligible) gets #tl.wgmma / #tl.wgmma_row instead:
+    the same 16x8 pattern with each warpgroup holding contiguous 64-row
+    blocks. Its gemm operand tiles then take the wgmma shared layout.
   }];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "choose wgmma accumulators where every gemm allows (sm_90a)">,
+  ];
 }
 
 def PlanPipelines : Pass<"tl-plan-pipelines", "::mlir::ModuleOp"> {

@@ -55,8 +55,45 @@ std::string describeLocation(Operation *op) {
   return op->getName().getStringRef().str();
 }
 
+/// The shared tiles wgmma reads through descriptors: 2-D, 16-bit, rows in
+/// groups of 8, and rows of 32 or 64 bytes or a multiple of 128 (the
+/// 32/64/128-byte swizzle atoms; see WgmmaOperands.h).
+bool wgmmaOperandTile(Value tile) {
+  auto type = cast<MemRefType>(tile.getType());
+  if (getMemoryScope(type) != MemoryScope::shared || type.getRank() != 2 ||
+      type.getElementTypeBitWidth() != 16 || type.getDimSize(0) % 8)
+    return false;
+  int64_t rowBytes = type.getDimSize(1) * 2;
+  if (rowBytes != 32 && rowBytes != 64 && rowBytes % 128)
+    return false;
+  // An index-map layout the author chose would fight the descriptor's.
+  return llvm::none_of(tile.getUsers(), [](Operation *user) {
+    auto annotate = dyn_cast<AnnotateLayoutOp>(user);
+    return annotate && !isa<SwizzleLayoutAttr>(annotate.getLayout());
+  });
+}
+
+} // namespace
+
+bool wgmmaEligible(GemmOp gemm, int64_t warps) {
+  auto a = cast<MemRefType>(gemm.getA().getType());
+  auto b = cast<MemRefType>(gemm.getB().getType());
+  auto c = cast<MemRefType>(gemm.getC().getType());
+  if (gemm.getNoWgmma() || !wgmmaOperandTile(gemm.getA()) || !wgmmaOperandTile(gemm.getB()) ||
+      a.getElementType() != b.getElementType() ||
+      !(a.getElementType().isF16() || a.getElementType().isBF16()) ||
+      !c.getElementType().isF32() || getMemoryScope(c) != MemoryScope::fragment)
+    return false;
+  int64_t m = c.getDimSize(0), n = c.getDimSize(1);
+  int64_t k = gemm.getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
+  return warps % 4 == 0 && m % (16 * warps) == 0 && n % 8 == 0 && k % 16 == 0;
+}
+
+namespace {
+
 struct Inference {
   int64_t warps;
+  bool wgmma = false; // every gemm of the kernel takes wgmma
   FragmentLayouts layouts;
   llvm::DenseMap<Value, Operation *> origins; // the op that fixed each layout
   Operation *current = nullptr;               // the op being looked at
@@ -103,6 +140,8 @@ struct Inference {
     int64_t k = gemm.getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
     if (k % 16)
       return fail("gemm K is not a multiple of 16");
+    if (wgmma) // warpgroups split M; the warp policy does not apply
+      return assign(gemm.getC(), {FragmentLayout::Kind::Mma, c[0], c[1], warps, 1, 1, true});
     auto grid = partition(gemm.getPolicy(), c[0], c[1], warps);
     if (!grid)
       return fail("gemm tile does not split into m16n8 tiles per warp");
@@ -280,11 +319,20 @@ static int64_t rowSplit(KernelOp func, const llvm::DenseSet<Value> &fragments, i
   return safe ? split : 1;
 }
 
-FragmentLayouts inferFragmentLayouts(KernelOp func, std::string &why) {
+FragmentLayouts inferFragmentLayouts(KernelOp func, std::string &why, bool wgmma) {
   int64_t threads = static_cast<int64_t>(func.getThreads());
   Inference inference;
   inference.warps = threads / 32;
   func.walk([&](AllocFragmentOp alloc) { inference.fragments.insert(alloc.getResult()); });
+  // wgmma for the whole kernel or not at all: one accumulator layout family.
+  if (wgmma) {
+    bool any = false, all = true;
+    func.walk([&](GemmOp gemm) {
+      any = true;
+      all &= inference.fragments.count(gemm.getC()) && wgmmaEligible(gemm, inference.warps);
+    });
+    inference.wgmma = any && all;
+  }
   bool ok = true;
   func.walk([&](GemmOp gemm) {
     inference.current = gemm;

@@ -12,8 +12,12 @@
 //        rows l/4 and l/4+8, columns 2(l%4) and 2(l%4)+1.
 //   MmaRow: a row vector of an Mma fragment (row max, row sum), held by the
 //        four lanes that share each row.
+//   Either Mma kind with `warpgroup` set is the wgmma accumulator (sm_90a):
+//        the same 16x8 pattern, but tile t of warp w covers rows
+//        (t * warpsM + w) * 16 .. + 15, so the four warps of a warpgroup hold
+//        one contiguous 64-row block (wgmma m64nNk16's accumulator).
 // As attributes (TLAttrs.td): #tl.row<split = s>, #tl.mma<warps = [m, n]>,
-// #tl.mma_row<warps = [m, n]>; tl-infer-layouts (InferLayouts.cpp) attaches
+// #tl.mma_row<warps = [m, n]>, #tl.wgmma<...>, #tl.wgmma_row<...>; tl-infer-layouts (InferLayouts.cpp) attaches
 // one to every tl.alloc_fragment and the lowering reads them back.
 //
 // inferFragmentLayouts starts from the gemms (their accumulators and A
@@ -39,6 +43,7 @@ struct FragmentLayout {
   int64_t rows = 0, cols = 0;     // the fragment's shape (cols 0: a 1-D fragment)
   int64_t warpsM = 1, warpsN = 1; // warp grid over the (parent) Mma tile
   int64_t split = 1;              // Row: threads sharing each row
+  bool warpgroup = false;         // Mma, MmaRow: wgmma's interleaved row tiles
 
   /// Row: threads holding different rows (T / split), and columns per thread.
   int64_t rowGroups(int64_t threads) const { return threads / split; }
@@ -46,13 +51,17 @@ struct FragmentLayout {
 
   int64_t tilesM() const { return rows / warpsM / 16; }
   int64_t tilesN() const { return cols / warpsN / 8; }
+  /// Rows between a warp's consecutive 16-row tiles, and between the first
+  /// rows of neighbouring warps (Mma, MmaRow).
+  int64_t tileRowStep() const { return warpgroup ? warpsM * 16 : 16; }
+  int64_t warpRowStep() const { return warpgroup ? 16 : rows / warpsM; }
   /// Elements each thread holds (Mma, MmaRow).
   int64_t count() const { return kind == Kind::Mma ? tilesM() * tilesN() * 4 : tilesM() * 2; }
   /// For Mma element l: the MmaRow element holding its row.
   int64_t rowSlot(int64_t l) const { return (l / 4 / tilesN()) * 2 + (l % 4) / 2; }
   bool operator==(const FragmentLayout &o) const {
     return kind == o.kind && rows == o.rows && cols == o.cols && warpsM == o.warpsM &&
-           warpsN == o.warpsN && split == o.split;
+           warpsN == o.warpsN && split == o.split && warpgroup == o.warpgroup;
   }
   /// The layout of a row vector of this Mma layout (any Mma fragment with the
   /// same rows and warps has the same one).
@@ -67,8 +76,14 @@ struct FragmentLayout {
 using FragmentLayouts = llvm::MapVector<mlir::Value, FragmentLayout>;
 
 /// Layouts of the kernel's fragments (alloc_fragment results). `why` says
-/// why a kernel fell back to Row.
-FragmentLayouts inferFragmentLayouts(KernelOp kernel, std::string &why);
+/// why a kernel fell back to Row. With `wgmma` (sm_90a), a kernel whose every
+/// gemm wgmmaEligible gets warpgroup (wgmma) accumulators.
+FragmentLayouts inferFragmentLayouts(KernelOp kernel, std::string &why, bool wgmma = false);
+
+/// A gemm wgmma can run from shared memory: A and B 16-bit shared tiles with
+/// descriptor-friendly rows, an f32 accumulator fragment, whole warpgroups
+/// each owning 64-row blocks of it, N % 8 and K % 16.
+bool wgmmaEligible(GemmOp gemm, int64_t warps);
 
 /// The attribute that records `layout` (#tl.row, #tl.mma, #tl.mma_row), and
 /// back: the layout a tl.alloc_fragment's `tl.layout` attribute gives its

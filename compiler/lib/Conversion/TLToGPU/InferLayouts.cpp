@@ -29,8 +29,12 @@ Attribute layoutAttr(MLIRContext *context, const FragmentLayout &layout) {
   case FragmentLayout::Kind::Row:
     return RowLayoutAttr::get(context, layout.split);
   case FragmentLayout::Kind::Mma:
+    if (layout.warpgroup)
+      return WgmmaLayoutAttr::get(context, layout.warpsM, layout.warpsN);
     return MmaLayoutAttr::get(context, layout.warpsM, layout.warpsN);
   case FragmentLayout::Kind::MmaRow:
+    if (layout.warpgroup)
+      return WgmmaRowLayoutAttr::get(context, layout.warpsM, layout.warpsN);
     return MmaRowLayoutAttr::get(context, layout.warpsM, layout.warpsN);
   }
   return {};
@@ -53,13 +57,19 @@ FailureOr<FragmentLayout> attachedLayout(AllocFragmentOp alloc, int64_t threads)
                                  << threads << " threads and the fragment's columns";
     return layout;
   }
-  bool vector = isa<MmaRowLayoutAttr>(attr);
+  bool vector = isa<MmaRowLayoutAttr, WgmmaRowLayoutAttr>(attr);
+  auto take = [&](FragmentLayout::Kind kind, auto attr, bool warpgroup) {
+    layout.kind = kind, layout.warpsM = attr.getWarpsM(), layout.warpsN = attr.getWarpsN();
+    layout.warpgroup = warpgroup;
+  };
   if (auto mma = dyn_cast<MmaLayoutAttr>(attr))
-    layout.kind = FragmentLayout::Kind::Mma, layout.warpsM = mma.getWarpsM(),
-    layout.warpsN = mma.getWarpsN();
+    take(FragmentLayout::Kind::Mma, mma, false);
   else if (auto mmaRow = dyn_cast<MmaRowLayoutAttr>(attr))
-    layout.kind = FragmentLayout::Kind::MmaRow, layout.warpsM = mmaRow.getWarpsM(),
-    layout.warpsN = mmaRow.getWarpsN();
+    take(FragmentLayout::Kind::MmaRow, mmaRow, false);
+  else if (auto wgmma = dyn_cast<WgmmaLayoutAttr>(attr))
+    take(FragmentLayout::Kind::Mma, wgmma, true);
+  else if (auto wgmmaRow = dyn_cast<WgmmaRowLayoutAttr>(attr))
+    take(FragmentLayout::Kind::MmaRow, wgmmaRow, true);
   else
     return alloc.emitOpError() << "has " << attr << " where a fragment layout belongs";
   if (type.getRank() != (vector ? 1 : 2) || layout.warpsM * layout.warpsN != warps ||
@@ -67,6 +77,10 @@ FailureOr<FragmentLayout> attachedLayout(AllocFragmentOp alloc, int64_t threads)
     return alloc.emitOpError() << "cannot take " << attr << " with " << warps
                                << " warps: the fragment must split into "
                                << (vector ? "16-row" : "16x8") << " tiles per warp";
+  if (layout.warpgroup && (warps % 4 || layout.warpsN != 1 || layout.rows % (16 * warps)))
+    return alloc.emitOpError() << "cannot take " << attr << " with " << warps
+                               << " warps: wgmma needs whole warpgroups, each holding 64-row "
+                                  "blocks of whole rows";
   return layout;
 }
 
@@ -74,15 +88,19 @@ namespace {
 
 struct InferFragmentLayoutsPass
     : public tl::impl::InferFragmentLayoutsBase<InferFragmentLayoutsPass> {
+  using InferFragmentLayoutsBase::InferFragmentLayoutsBase;
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
       std::string why;
-      FragmentLayouts layouts = inferFragmentLayouts(kernel, why);
+      FragmentLayouts layouts = inferFragmentLayouts(kernel, why, wgmma);
       bool mma = llvm::any_of(
           layouts, [](auto &entry) { return entry.second.kind != FragmentLayout::Kind::Row; });
       TLDialect &tl = tlDialect(kernel);
       tl.getFragmentLayoutAttrHelper().setAttr(
-          kernel, StringAttr::get(kernel.getContext(), mma ? "mma" : "row: " + why));
+          kernel, StringAttr::get(kernel.getContext(),
+                                  !mma                                 ? "row: " + why
+                                  : layouts.front().second.warpgroup ? "wgmma"
+                                                                       : "mma"));
       kernel.walk([&](AllocFragmentOp alloc) {
         tl.getLayoutAttrHelper().setAttr(
             alloc, layoutAttr(kernel.getContext(), layouts.lookup(alloc.getResult())));

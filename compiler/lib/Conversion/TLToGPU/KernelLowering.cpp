@@ -33,8 +33,9 @@ LogicalResult KernelLowering::run() {
         annotate && isa<SwizzleLayoutAttr>(annotate.getLayout()))
       swizzleRequests.insert(annotate.getBuffer());
     if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma) {
-      swizzleRequests.insert(gemm.getA());
-      swizzleRequests.insert(gemm.getB());
+      auto &requests = layouts_.lookup(gemm.getC()).warpgroup ? wgmmaRequests : swizzleRequests;
+      requests.insert(gemm.getA());
+      requests.insert(gemm.getB());
     }
   });
   if (mma) {
@@ -123,7 +124,7 @@ LogicalResult KernelLowering::readPlans() {
 }
 
 Value KernelLowering::allocateShared(Location loc, MemRefType type, bool swizzle, int64_t copies,
-                                     std::optional<int64_t> planned) {
+                                     std::optional<int64_t> planned, int64_t wgmmaAtom) {
   int64_t bytes = product(type.getShape()) * type.getElementTypeBitWidth() / 8;
   int64_t offset;
   if (planned) {
@@ -135,11 +136,11 @@ Value KernelLowering::allocateShared(Location loc, MemRefType type, bool swizzle
   placedTiles.push_back({loc, type, offset, bytes, copies});
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfter(sharedBase.getDefiningOp());
-  swizzle = swizzle && swizzlable(type);
+  swizzle = swizzle && swizzlable(type) && !wgmmaAtom;
   Value view = sharedView(loc, type, index(rewriter, loc, offset), swizzle,
-                          {offset, offset + bytes * copies});
+                          {offset, offset + bytes * copies}, wgmmaAtom);
   if (copies > 1)
-    rotating[view] = {offset, bytes, copies, swizzle};
+    rotating[view] = {offset, bytes, copies, swizzle, wgmmaAtom};
   return view;
 }
 
@@ -149,7 +150,7 @@ bool KernelLowering::swizzlable(MemRefType type) {
 }
 
 Value KernelLowering::sharedView(Location loc, MemRefType type, Value byteOffset, bool swizzle,
-                                 std::array<int64_t, 2> range) {
+                                 std::array<int64_t, 2> range, int64_t wgmmaAtom) {
   auto viewType =
       MemRefType::get(type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
                       gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup));
@@ -160,6 +161,8 @@ Value KernelLowering::sharedView(Location loc, MemRefType type, Value byteOffset
   shared.insert(view);
   if (swizzle)
     swizzled.insert(view);
+  if (wgmmaAtom)
+    wgmmaAtoms[view] = wgmmaAtom;
   return view;
 }
 
@@ -172,7 +175,7 @@ Value KernelLowering::stageView(Location loc, Value tile, Value k, Value start) 
       rewriter, loc, index(rewriter, loc, r.offset),
       arith::MulIOp::create(rewriter, loc, stage, index(rewriter, loc, r.bytes)));
   return sharedView(loc, cast<MemRefType>(tile.getType()), offset, r.swizzle,
-                    {r.offset, r.offset + r.bytes * r.copies});
+                    {r.offset, r.offset + r.bytes * r.copies}, r.wgmmaAtom);
 }
 
 Value KernelLowering::swizzleColumn(OpBuilder &b, Location loc, Value row, Value col) {
@@ -181,7 +184,49 @@ Value KernelLowering::swizzleColumn(OpBuilder &b, Location loc, Value row, Value
   return arith::XOrIOp::create(b, loc, col, phase);
 }
 
+Value KernelLowering::wgmmaElement(OpBuilder &b, Location loc, Value tile, Value row, Value col) {
+  auto type = cast<MemRefType>(tile.getType());
+  int64_t atom = wgmmaAtoms.lookup(tile), perRow = atom / 2; // elements per block row
+  Value block = arith::DivUIOp::create(b, loc, col, index(b, loc, perRow));
+  Value within = arith::RemUIOp::create(b, loc, col, index(b, loc, perRow));
+  // chunk ^ ((row * atom / 128) & (atom / 16 - 1)), in elements (8 a chunk)
+  Value phase = arith::AndIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, row, index(b, loc, 128 / atom)),
+      index(b, loc, atom / 16 - 1));
+  Value swizzledWithin = arith::XOrIOp::create(
+      b, loc, within, arith::MulIOp::create(b, loc, phase, index(b, loc, 8)));
+  Value blockStart =
+      arith::MulIOp::create(b, loc, block, index(b, loc, type.getDimSize(0) * perRow));
+  Value rowStart = arith::MulIOp::create(b, loc, row, index(b, loc, perRow));
+  return arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, blockStart, rowStart),
+                               swizzledWithin);
+}
+
 LogicalResult KernelLowering::swizzleAccesses() {
+  for (auto [tile, atom] : wgmmaAtoms) {
+    SmallVector<std::pair<Operation *, unsigned>> accesses; // op, row operand
+    for (OpOperand &use : tile.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::LoadOp, vector::LoadOp>(user))
+        accesses.push_back({user, 1});
+      else if (isa<memref::StoreOp, vector::StoreOp>(user) && use.getOperandNumber() == 1)
+        accesses.push_back({user, 2});
+      else if (!isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+        return user->emitOpError("uses a wgmma operand tile in a way the GPU lowering cannot "
+                                 "place");
+    }
+    int64_t cols = cast<MemRefType>(tile.getType()).getDimSize(1);
+    for (auto [user, first] : accesses) {
+      rewriter.setInsertionPoint(user);
+      Location loc = user->getLoc();
+      Value element = wgmmaElement(rewriter, loc, tile, user->getOperand(first),
+                                   user->getOperand(first + 1));
+      user->setOperand(first, arith::DivUIOp::create(rewriter, loc, element,
+                                                     index(rewriter, loc, cols)));
+      user->setOperand(first + 1, arith::RemUIOp::create(rewriter, loc, element,
+                                                         index(rewriter, loc, cols)));
+    }
+  }
   for (Value tile : swizzled) {
     SmallVector<std::pair<Operation *, unsigned>> accesses; // op, column operand
     for (OpOperand &use : tile.getUses()) {
@@ -368,7 +413,7 @@ void KernelLowering::forOwned(
   for (int64_t slot = 0; slot < layout.count(); ++slot) {
     Owned owned{layout, Value(), slot};
     if (layout.kind == FragmentLayout::Kind::MmaRow) {
-      int64_t offset = (slot / 2) * 16 + (slot % 2) * 8;
+      int64_t offset = (slot / 2) * layout.tileRowStep() + (slot % 2) * 8;
       body(rewriter, loc, owned, {add(loc, rowBase, offset)});
       continue;
     }
@@ -384,7 +429,8 @@ Value KernelLowering::add(Location loc, Value v, int64_t c) {
 std::pair<int64_t, int64_t> KernelLowering::mmaSlotOffset(const FragmentLayout &layout,
                                                           int64_t slot) {
   int64_t tile = slot / 4, e = slot % 4;
-  return {(tile / layout.tilesN()) * 16 + (e / 2) * 8, (tile % layout.tilesN()) * 8 + e % 2};
+  return {(tile / layout.tilesN()) * layout.tileRowStep() + (e / 2) * 8,
+          (tile % layout.tilesN()) * 8 + e % 2};
 }
 
 std::pair<Value, Value> KernelLowering::mmaBases(Location loc, const FragmentLayout &layout) {
@@ -395,7 +441,7 @@ std::pair<Value, Value> KernelLowering::mmaBases(Location loc, const FragmentLay
   Value pair = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
                                      index(b, loc, 2));
   Value rowBase = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, wm, index(b, loc, layout.rows / layout.warpsM)), quad);
+      b, loc, arith::MulIOp::create(b, loc, wm, index(b, loc, layout.warpRowStep())), quad);
   Value colBase =
       layout.kind == FragmentLayout::Kind::MmaRow
           ? Value()
@@ -444,10 +490,13 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
   if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
     auto copies = pipelines.buffers.find(alloc.getResult());
-    rewriter.replaceOp(alloc, allocateShared(loc, alloc.getType(),
-                                             swizzleRequests.count(alloc.getResult()),
-                                             copies == pipelines.buffers.end() ? 1 : copies->second,
-                                             plannedOffsets.lookup(alloc.getResult())));
+    rewriter.replaceOp(
+        alloc, allocateShared(loc, alloc.getType(), swizzleRequests.count(alloc.getResult()),
+                              copies == pipelines.buffers.end() ? 1 : copies->second,
+                              plannedOffsets.lookup(alloc.getResult()),
+                              wgmmaRequests.count(alloc.getResult())
+                                  ? wgmmaAtomBytes(alloc.getType())
+                                  : 0));
     return success();
   }
   if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {

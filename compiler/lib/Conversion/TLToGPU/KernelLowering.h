@@ -23,6 +23,7 @@
 #include "FragmentLayout.h"
 #include "PairedStores.h"
 #include "PipelinePlan.h"
+#include "WgmmaOperands.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -105,7 +106,7 @@ private:
   /// asynchronously has `copies` rotating copies back to back; the view is
   /// the first (stageView gives the others).
   Value allocateShared(Location loc, MemRefType type, bool swizzle = false, int64_t copies = 1,
-                       std::optional<int64_t> planned = std::nullopt);
+                       std::optional<int64_t> planned = std::nullopt, int64_t wgmmaAtom = 0);
 
   /// Fails at the tile that takes the kernel's shared memory past the
   /// target's limit (the one ending last), naming both figures.
@@ -119,7 +120,14 @@ private:
   /// A shared tile of `type` at `byteOffset` of dynamic shared memory, within
   /// the bytes `range` (all copies of a rotating tile; see BarrierElision.h).
   Value sharedView(Location loc, MemRefType type, Value byteOffset, bool swizzle,
-                   std::array<int64_t, 2> range);
+                   std::array<int64_t, 2> range, int64_t wgmmaAtom = 0);
+
+  /// A wgmma operand tile [R, C] (WgmmaOperands.h) is stored in column blocks
+  /// of `atom` bytes per row (128, or the whole row of 64 or 32 bytes), each
+  /// block R rows of `atom` bytes, the 16-byte chunks of each row permuted by
+  /// the swizzle wgmma and TMA apply to the address (bits 7.. into bits 4..).
+  /// The element position of logical (row, col) in that order.
+  Value wgmmaElement(OpBuilder &b, Location loc, Value tile, Value row, Value col);
 
   /// The rotating copy of `tile` that iteration `k` of its pipelined loop
   /// uses: (k - start) % copies (k >= start, whatever the sign of start).
@@ -129,7 +137,8 @@ private:
   Value swizzleColumn(OpBuilder &b, Location loc, Value row, Value col);
 
   /// Every access to a swizzled tile, generated as if it were plain, gets its
-  /// column swizzled (ldmatrix addresses are swizzled where they are made).
+  /// column swizzled (ldmatrix addresses are swizzled where they are made);
+  /// every access to a wgmma operand tile goes to its wgmmaElement.
   LogicalResult swizzleAccesses();
 
   //===--------------------------------------------------------------------===//
@@ -302,7 +311,11 @@ private:
   /// cvt.rn.f16x2.f32 with the conversion), not a shift-and-or per pair.
   Value pack(Location loc, Value lo, Value hi, Type half);
 
-  /// mma.sync m16n8k16 row.col with f32 accumulators, through inline PTX.
+  /// A gemm on wgmma accumulators: wgmma.mma_async m64nNk16 per 64-row
+  /// block, N chunk and k step, operands through shared-memory descriptors.
+  LogicalResult lowerGemmWgmma(GemmOp op);
+
+  /// mma.sync m16n8k16 row.col with f32 accumulators (nvvm.mma.sync).
   SmallVector<Value> mma(Location loc, ArrayRef<Value> a, ArrayRef<Value> b, ArrayRef<Value> c,
                          bool bf16);
 
@@ -417,11 +430,14 @@ private:
   };
   SmallVector<PlacedTile> placedTiles;
   llvm::MapVector<Value, Fragment> fragments;
-  llvm::DenseSet<Value> shared, locals, swizzled, swizzleRequests;
+  llvm::DenseSet<Value> shared, locals, swizzled, swizzleRequests, wgmmaRequests;
+  /// wgmma operand views -> their atom width in bytes (wgmmaElement).
+  llvm::DenseMap<Value, int64_t> wgmmaAtoms;
   /// Shared tiles with rotating copies for a pipelined loop (see PipelinePlan.h).
   struct Rotating {
     int64_t offset, bytes, copies;
     bool swizzle;
+    int64_t wgmmaAtom;
   };
   llvm::DenseMap<Value, Rotating> rotating;
   llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset

@@ -12,7 +12,10 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op) {
   Location loc = op.getLoc();
   Value a = op.getA(), bBuf = op.getB(), c = op.getC();
   bool ta = op.getTransposeA(), tb = op.getTransposeB();
-  bool mma = fragments.find(c)->second.layout.kind == FragmentLayout::Kind::Mma;
+  const FragmentLayout &cLayout = fragments.find(c)->second.layout;
+  bool mma = cLayout.kind == FragmentLayout::Kind::Mma;
+  if (mma && cLayout.warpgroup)
+    return lowerGemmWgmma(op);
   // Operands a thread cannot read from its own registers: through shared.
   if (isFragment(bBuf))
     op->setOperand(1, bBuf = stageThroughShared(loc, bBuf));
@@ -139,7 +142,8 @@ Value KernelLowering::sharedAddress(Location loc, Value buffer, ValueRange indic
   SmallVector<Value> at(indices);
   if (swizzled.count(buffer))
     at.back() = swizzleColumn(b, loc, at[at.size() - 2], at.back());
-  Value linear = linearIndex(b, loc, type.getShape(), at);
+  Value linear = wgmmaAtoms.count(buffer) ? wgmmaElement(b, loc, buffer, at[0], at[1])
+                                          : linearIndex(b, loc, type.getShape(), at);
   Value bytes =
       arith::MulIOp::create(b, loc, linear, index(b, loc, type.getElementTypeBitWidth() / 8));
   return arith::IndexCastOp::create(b, loc, b.getI32Type(),

@@ -41,7 +41,9 @@ LogicalResult KernelLowering::lowerReduceMma(ReduceOp op) {
     Value writer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
                                          index(b, loc, 0));
-    auto rowOf = [&](int64_t q) { return add(loc, rowBase, (q / 2) * 16 + (q % 2) * 8); };
+    auto rowOf = [&](int64_t q) {
+      return add(loc, rowBase, (q / 2) * l.tileRowStep() + (q % 2) * 8);
+    };
     barrier(loc);
     for (auto [q, acc] : llvm::enumerate(partial)) {
       Value row = rowOf(static_cast<int64_t>(q));

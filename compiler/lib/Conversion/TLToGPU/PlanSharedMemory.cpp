@@ -4,7 +4,8 @@
 // records the byte offset on the tl.alloc_shared (`tl.offset`). A tile is
 // live from the first to the last op of the kernel body that uses it (a use
 // inside a loop keeps it live for the whole loop); tiles whose lives do not
-// overlap share bytes (first fit, 128-byte aligned, largest first). A tile
+// overlap share bytes (first fit, 128-byte aligned, largest first; 1024 for
+// the operands of wgmma gemms, whose swizzle follows address bits 7-9). A tile
 // with rotating copies (tl-plan-pipelines) takes all of them. Reuse needs no
 // barrier of its own: the lowering puts one before every shared write
 // (pipelined loads: before their prologue). Tiles the lowering makes itself
@@ -31,8 +32,20 @@ namespace {
 
 struct Tile {
   AllocSharedOp alloc;
-  int64_t first, last, bytes;
+  int64_t first, last, bytes, align;
 };
+
+/// A shared tile a gemm with a wgmma accumulator (tl-infer-layouts) reads.
+bool wgmmaOperand(AllocSharedOp alloc) {
+  return llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+    auto gemm = dyn_cast<GemmOp>(user);
+    if (!gemm || (gemm.getA() != alloc.getResult() && gemm.getB() != alloc.getResult()))
+      return false;
+    auto accumulator = gemm.getC().getDefiningOp<AllocFragmentOp>();
+    return accumulator &&
+           isa_and_nonnull<WgmmaLayoutAttr>(tlDialect(gemm).getLayoutAttrHelper().getAttr(accumulator));
+  });
+}
 
 /// The kernel's shared tiles with their lives (positions of the body's
 /// top-level ops) and bytes, all rotating copies included.
@@ -61,7 +74,7 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
     IntegerAttr copies = tl.getRotatingCopiesAttrHelper().getAttr(alloc);
     int64_t bytes =
         type.getNumElements() * type.getElementTypeBitWidth() / 8 * (copies ? copies.getInt() : 1);
-    tiles.push_back({alloc, first, last, bytes});
+    tiles.push_back({alloc, first, last, bytes, wgmmaOperand(alloc) ? 1024 : 128});
   });
   return tiles;
 }
@@ -75,13 +88,14 @@ struct PlanSharedMemoryPass : public tl::impl::PlanSharedMemoryBase<PlanSharedMe
       Builder b(kernel.getContext());
       for (const Tile &tile : tiles) {
         int64_t offset = 0;
+        auto aligned = [&](int64_t at) { return (at + tile.align - 1) / tile.align * tile.align; };
         for (bool moved = true; moved;) {
           moved = false;
           for (auto [other, at] : placed) {
             bool livesOverlap = tile.first <= other->last && other->first <= tile.last;
             bool bytesOverlap = offset < at + other->bytes && at < offset + tile.bytes;
             if (livesOverlap && bytesOverlap) {
-              offset = (at + other->bytes + 127) / 128 * 128;
+              offset = aligned(at + other->bytes);
               moved = true;
             }
           }

@@ -59,6 +59,16 @@ LogicalResult MmaRowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   return verifyWarps(emitError, warpsM, warpsN);
 }
 
+LogicalResult WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                      int64_t warpsM, int64_t warpsN) {
+  return verifyWarps(emitError, warpsM, warpsN);
+}
+
+LogicalResult WgmmaRowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                         int64_t warpsM, int64_t warpsN) {
+  return verifyWarps(emitError, warpsM, warpsN);
+}
+
 int64_t IndexMapLayoutAttr::getPhysicalSize() const {
   int64_t size = 1;
   for (int64_t extent : getPhysicalShape())

@@ -114,10 +114,16 @@ std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMa
   llvmModule->setDataLayout(machine.createDataLayout());
   // Shared tiles are planned at 128-byte offsets of the dynamic shared
   // memory, and the lowering's swizzled addresses rely on the base being
-  // 128-byte aligned too (ldmatrixAddress).
+  // 128-byte aligned too (ldmatrixAddress); wgmma operands at 1024-byte
+  // offsets, whose swizzle follows the address bits (WgmmaOperands.h).
+  bool wgmma = false;
+  gpuModule->walk([&](LLVM::InlineAsmOp assembly) {
+    wgmma |= assembly.getAsmString().contains("wgmma.mma_async");
+  });
+  llvm::Align sharedAlign(wgmma ? 1024 : 128);
   for (llvm::GlobalVariable &global : llvmModule->globals())
-    if (global.getAddressSpace() == 3 && global.getAlign().valueOrOne() < llvm::Align(128))
-      global.setAlignment(llvm::Align(128));
+    if (global.getAddressSpace() == 3 && global.getAlign().valueOrOne() < sharedAlign)
+      global.setAlignment(sharedAlign);
   TimingScope optimization = timing.nest("LLVM optimization (O3)");
   if (llvm::Error err = makeOptimizingTransformer(3, 0, &machine)(llvmModule.get()))
     throw std::runtime_error("PTX: optimizing failed: " + llvm::toString(std::move(err)));
@@ -158,7 +164,7 @@ void checkArch(const std::string &arch) {
 
 GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOptions &options) {
   return {arch, options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch),
-          options.fastMath};
+          options.fastMath, /*wgmma=*/arch == "sm_90a" && options.wgmma};
 }
 
 /// The program lowered by buildGPUPipeline, and its kernel module.

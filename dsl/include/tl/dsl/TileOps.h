@@ -32,6 +32,9 @@ struct GemmOptions {
   bool transpose_B = false;
   GemmWarpPolicy policy = GemmWarpPolicy::Square;
   bool clear_accum = false;
+  /// On sm_90a, a kernel whose every gemm reads shared tiles runs them as
+  /// wgmma; false keeps this gemm, and so its kernel, on mma.sync.
+  bool allow_wgmma = true;
 };
 /// C += op(A) * op(B).
 void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options = {},

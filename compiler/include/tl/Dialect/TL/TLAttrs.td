@@ -94,4 +94,23 @@ def TL_MmaRowLayoutAttr : TL_Attr<"MmaRowLayout", "mma_row"> {
   let genVerifyDecl = 1;
 }
 
+// The accumulator layout of wgmma (sm_90a): the m16n8 pattern of #tl.mma, but
+// each warp's 16-row tiles interleaved with the other warps' (tile t of warp w
+// holds rows (t * warpsM + w) * 16 ..), so that the four warps of a warpgroup
+// hold one contiguous 64-row block, as wgmma m64nNk16 writes it.
+def TL_WgmmaLayoutAttr : TL_Attr<"WgmmaLayout", "wgmma"> {
+  let summary = "wgmma accumulator fragment layout";
+  let parameters = (ins "int64_t":$warpsM, "int64_t":$warpsN);
+  let assemblyFormat = "`<` `warps` `=` `[` $warpsM `,` $warpsN `]` `>`";
+  let genVerifyDecl = 1;
+}
+
+// A row vector of a wgmma accumulator.
+def TL_WgmmaRowLayoutAttr : TL_Attr<"WgmmaRowLayout", "wgmma_row"> {
+  let summary = "row vector of a wgmma accumulator";
+  let parameters = (ins "int64_t":$warpsM, "int64_t":$warpsN);
+  let assemblyFormat = "`<` `warps` `=` `[` $warpsM `,` $warpsN `]` `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // TL_ATTRS_TD

@@ -126,7 +126,9 @@ def TL_GemmOp : TL_Op<"gemm"> {
   let description = [{
     A is MxK (KxM when transpose_a), B is KxN (NxK when transpose_b), C is
     MxN and a fragment. With clear_accum, C is zeroed first. The warp policy
-    says how warps split C: whole rows, whole columns, or a square grid.
+    says how warps split C: whole rows, whole columns, or a square grid
+    (mma.sync; wgmma's warpgroups split M). With no_wgmma, the gemm, and so
+    its kernel, stays on mma.sync on sm_90a.
   }];
   // C is read too (C += A * B), but with clear_accum: declared read anyway.
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$a, Arg<AnyMemRef, "", [MemRead]>:$b,
@@ -134,7 +136,7 @@ def TL_GemmOp : TL_Op<"gemm"> {
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        DefaultValuedAttr<TL_GemmWarpPolicyAttr,
                            "::tl::GemmWarpPolicy::Square">:$policy,
-                       UnitAttr:$clear_accum);
+                       UnitAttr:$clear_accum, UnitAttr:$no_wgmma);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
   }];

@@ -1,0 +1,157 @@
+//===- LowerWgmma.cpp - KernelLowering: gemm as wgmma (sm_90a) -----------===//
+//
+// A gemm whose accumulator has the wgmma layout (tl-infer-layouts chose it
+// because both operands are shared tiles wgmma can describe) becomes, per
+// warpgroup, one wgmma.mma_async m64nNk16 per (64-row block, N chunk of at
+// most 256 columns, k step of 16), reading A and B through shared-memory
+// descriptors (WgmmaOperands.h) and accumulating in registers:
+//   fence.proxy.async; barrier     generic shared writes (copies, cp.async)
+//                                  become visible to wgmma's async proxy
+//   wgmma.fence                    accumulator registers were written
+//   wgmma.mma_async ...            every block, chunk and k step
+//   wgmma.commit_group; wgmma.wait_group 0
+// The wait comes right after the batch: nothing touches an accumulator
+// between a wgmma and its wait, which ptxas would otherwise serialise
+// (C7514), and the tiles may be overwritten after the next barrier.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace tl::gpu_lowering {
+namespace {
+
+/// wgmma N chunks of a warpgroup's accumulator columns: at most 256 each, so
+/// an MN-major B's chunks start at multiples of 256 (and of its atom).
+SmallVector<std::pair<int64_t, int64_t>> columnChunks(int64_t n) {
+  SmallVector<std::pair<int64_t, int64_t>> chunks;
+  for (int64_t start = 0; start < n; start += 256)
+    chunks.push_back({start, std::min<int64_t>(256, n - start)});
+  return chunks;
+}
+
+} // namespace
+
+LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
+  Location loc = op.getLoc();
+  auto &b = rewriter;
+  MLIRContext *context = b.getContext();
+  Value a = op.getA(), bTile = op.getB(), c = op.getC();
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  const Fragment &acc = fragments.find(c)->second;
+  const FragmentLayout &cl = acc.layout;
+  auto aType = cast<MemRefType>(a.getType()), bType = cast<MemRefType>(bTile.getType());
+  int64_t k = ta ? aType.getDimSize(0) : aType.getDimSize(1);
+  int64_t warpgroups = threads / 128;
+  int64_t atomA = wgmmaAtoms.lookup(a), atomB = wgmmaAtoms.lookup(bTile);
+  if (!atomA || !atomB)
+    return op.emitOpError("wgmma operands must be shared tiles in the wgmma layout");
+  int64_t perRowA = atomA / 2, perRowB = atomB / 2;
+  int64_t rowsA = aType.getDimSize(0), rowsB = bType.getDimSize(0);
+
+  Type i64 = b.getI64Type();
+  auto i64Constant = [&](uint64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)))
+        .getResult();
+  };
+  Value group = arith::DivUIOp::create(b, loc, warpId, index(b, loc, 4));
+  // A descriptor's start at tile + runtime byte offset, with its constant
+  // bits; later steps add their constant offset (in 16-byte units).
+  auto descriptor = [&](Value tile, Value byteOffset, uint64_t bits) {
+    Value address = arith::AddIOp::create(
+        b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), byteOffset);
+    Value field = arith::AndIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(b, loc, arith::IndexCastOp::create(b, loc, i64, address),
+                               i64Constant(4)),
+        i64Constant(0x3FFF));
+    return arith::OrIOp::create(b, loc, field, i64Constant(bits)).getResult();
+  };
+  auto advanced = [&](Value desc, int64_t bytes) {
+    return bytes ? arith::AddIOp::create(b, loc, desc, i64Constant(bytes >> 4)).getResult() : desc;
+  };
+  // A: this warpgroup's first 64-row block; K-major (A as stored) or
+  // MN-major (A transposed: its columns are M).
+  Value descA =
+      ta ? descriptor(a,
+                      arith::MulIOp::create(b, loc, group, index(b, loc, 64 / perRowA * rowsA * atomA)),
+                      wgmmaDescriptorBits(rowsA * atomA, 8 * atomA, atomA))
+         : descriptor(a, arith::MulIOp::create(b, loc, group, index(b, loc, 64 * atomA)),
+                      wgmmaDescriptorBits(16, 8 * atomA, atomA));
+  auto offsetA = [&](int64_t block, int64_t kk) { // block: this warpgroup's t-th
+    int64_t row0 = block * warpgroups * 64, k0 = kk * 16;
+    return ta ? (row0 / perRowA) * rowsA * atomA + k0 * atomA
+              : (k0 / perRowA) * rowsA * atomA + row0 * atomA + (k0 % perRowA) * 2;
+  };
+  // B: K-major when transposed ([N, K]), MN-major as stored ([K, N]).
+  Value zero = index(b, loc, 0);
+  Value descB = tb ? descriptor(bTile, zero, wgmmaDescriptorBits(16, 8 * atomB, atomB))
+                   : descriptor(bTile, zero, wgmmaDescriptorBits(rowsB * atomB, 8 * atomB, atomB));
+  auto offsetB = [&](int64_t n0, int64_t kk) {
+    int64_t k0 = kk * 16;
+    return tb ? (k0 / perRowB) * rowsB * atomB + n0 * atomB + (k0 % perRowB) * 2
+              : (n0 / perRowB) * rowsB * atomB + k0 * atomB;
+  };
+
+  // Generic writes to the operand tiles reach the async proxy, then wgmma.
+  NVVM::FenceProxyOp::create(b, loc,
+                             NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
+                             NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
+  barrier(loc);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+
+  Type f32 = b.getF32Type();
+  bool bf16 = aType.getElementType().isBF16();
+  auto type = NVVM::WGMMATypesAttr::get(context, bf16 ? NVVM::WGMMATypes::bf16
+                                                      : NVVM::WGMMATypes::f16);
+  auto f32Type = NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32);
+  auto one = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
+  auto layoutA = NVVM::MMALayoutAttr::get(context, ta ? NVVM::MMALayout::col : NVVM::MMALayout::row);
+  auto layoutB = NVVM::MMALayoutAttr::get(context, tb ? NVVM::MMALayout::col : NVVM::MMALayout::row);
+
+  // One accumulator struct per (block, chunk), slots in wgmma register order.
+  auto chunks = columnChunks(cl.cols);
+  struct Accumulator {
+    int64_t block, n0, width, firstSlot;
+    Value value;
+  };
+  SmallVector<Accumulator> accumulators;
+  for (int64_t block = 0; block < cl.tilesM(); ++block)
+    for (auto [n0, width] : chunks) {
+      auto structType =
+          LLVM::LLVMStructType::getLiteral(context, SmallVector<Type>(width / 2, f32));
+      Value value = LLVM::UndefOp::create(b, loc, structType);
+      int64_t firstSlot = (block * cl.tilesN() + n0 / 8) * 4;
+      if (!op.getClearAccum())
+        for (int64_t i = 0; i < width / 2; ++i)
+          value = LLVM::InsertValueOp::create(
+              b, loc, value,
+              memref::LoadOp::create(b, loc, acc.storage, ValueRange{index(b, loc, firstSlot + i)}),
+              i);
+      accumulators.push_back({block, n0, width, firstSlot, value});
+    }
+  for (int64_t kk = 0; kk < k / 16; ++kk)
+    for (Accumulator &accumulator : accumulators) {
+      auto scaleD = NVVM::WGMMAScaleOutAttr::get(
+          context, op.getClearAccum() && kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                                 : NVVM::WGMMAScaleOut::one);
+      accumulator.value =
+          NVVM::WgmmaMmaAsyncOp::create(
+              b, loc, accumulator.value.getType(), accumulator.value,
+              advanced(descA, offsetA(accumulator.block, kk)),
+              advanced(descB, offsetB(accumulator.n0, kk)),
+              NVVM::MMAShapeAttr::get(context, 64, accumulator.width, 16), type, type, f32Type,
+              scaleD, one, one, layoutA, layoutB, /*satfinite=*/nullptr)
+              .getResult();
+    }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+  for (const Accumulator &accumulator : accumulators)
+    for (int64_t i = 0; i < accumulator.width / 2; ++i)
+      memref::StoreOp::create(
+          b, loc, LLVM::ExtractValueOp::create(b, loc, accumulator.value, i), acc.storage,
+          ValueRange{index(b, loc, accumulator.firstSlot + i)});
+  rewriter.eraseOp(op);
+  return success();
+}
+
+} // namespace tl::gpu_lowering

@@ -1,0 +1,50 @@
+//===- WgmmaOperands.h - wgmma's shared-memory operand layout --------------===//
+//
+// wgmma (sm_90a) reads A and B from shared memory through 64-bit matrix
+// descriptors, which describe the canonical layouts of the PTX ISA ("Shared
+// Memory Matrix Layout"): 8-row core groups of one swizzle atom each. The
+// lowering stores every wgmma operand tile [R, C] of 16-bit elements so:
+//   - in column blocks of `atom` bytes per row: 128 where a row spans whole
+//     128-byte lines, else the row itself (64 or 32 bytes); block b holds
+//     columns [b * atom/2, (b + 1) * atom/2) of all R rows, R * atom bytes;
+//   - within a block, row r at r * atom bytes, its 16-byte chunks permuted by
+//     the atom's swizzle (chunk ^= (address >> 7) & (atom / 16 - 1)), which
+//     wgmma and TMA apply to the address bits: the tile starts 1024-byte
+//     aligned (tl-plan-shared-memory) so that address bits and row agree.
+// One layout serves both majors: a K-major operand (A, or B transposed)
+// steps k inside a block and 8-row groups by SBO = 8 * atom; an MN-major one
+// (B, or A transposed) steps 8-row k groups by SBO and MN blocks by
+// LBO = R * atom (CUTLASS's make_gmma_desc names the same strides).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cstdint>
+
+namespace tl::gpu_lowering {
+
+/// Bytes of one swizzle atom row for a wgmma operand tile (see above): 128,
+/// 64 or 32.
+inline int64_t wgmmaAtomBytes(mlir::MemRefType type) {
+  int64_t rowBytes = type.getDimSize(1) * type.getElementTypeBitWidth() / 8;
+  return rowBytes % 128 == 0 ? 128 : rowBytes;
+}
+
+/// The descriptor's layout field (bits 62-63) for an atom: 1 = 128-byte
+/// swizzle, 2 = 64-byte, 3 = 32-byte.
+inline uint64_t wgmmaSwizzleMode(int64_t atomBytes) {
+  return atomBytes == 128 ? 1 : atomBytes == 64 ? 2 : 3;
+}
+
+/// The constant part of a descriptor (all but the start address): leading
+/// and stride byte offsets (16-byte units, bits 16-29 and 32-45) and the
+/// swizzle mode.
+inline uint64_t wgmmaDescriptorBits(int64_t leadingBytes, int64_t strideBytes, int64_t atomBytes) {
+  return ((static_cast<uint64_t>(leadingBytes >> 4) & 0x3FFF) << 16) |
+         ((static_cast<uint64_t>(strideBytes >> 4) & 0x3FFF) << 32) |
+         (wgmmaSwizzleMode(atomBytes) << 62);
+}
+
+} // namespace tl::gpu_lowering

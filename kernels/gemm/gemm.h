@@ -1,0 +1,22 @@
+// A GEMM as a TileLang-style program: C = op(A) op(B), f16 or bf16 in, f32
+// accumulation, f16/bf16/f32 out, any M, N, K (ragged edges are masked by the
+// copies), either operand transposed. The same program runs on every
+// backend: wgmma on sm_90a, mma.sync on sm_80, loops on the CPU.
+#pragma once
+
+#include "tl/dsl.h"
+
+namespace tl::kernels::gemm {
+
+struct GemmConfig {
+  int block_M = 128, block_N = 128, block_K = 64;
+  int threads = 128;
+  int num_stages = 3;
+};
+
+/// A is [M, K] ([K, M] with trans_A), B is [K, N] ([N, K] with trans_B),
+/// C = output [M, N] (out_idx = [2]).
+dsl::Program gemm(int M, int N, int K, DType in_dtype, DType out_dtype, bool trans_A, bool trans_B,
+                  const GemmConfig &config = {});
+
+} // namespace tl::kernels::gemm

@@ -1,0 +1,162 @@
+// Benchmark (not a test): kernels/gemm on the GPU, beside
+// shared/bench/gemm_peer.py (cuBLAS through torch.matmul) in the same device
+// call. For each shape and dtype it times every configuration given (or a
+// default set) and prints one JSON object per configuration and one for the
+// best, like the peer script, so the two join into ratios.
+//   tl-bench-gemm [--dtype f16|bf16|both] [--config BM,BN,BK,THREADS,STAGES ...]
+//                 [--trans none|a|b|both] M,N,K ...
+//   tl-bench-gemm --ptx ARCH DIR [--config ...]   (the PTX, no GPU needed)
+// TLC_WGMMA=0 runs the same programs on mma.sync (sm_90a's other path).
+#include "gemm/gemm.h"
+#include "tl/Compiler/GPUCompiler.h"
+#include "tl/runtime/GPUKernel.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace gemm = tl::kernels::gemm;
+using tl::runtime::GPUKernel;
+using tl::runtime::HostTensor;
+
+std::vector<int> numbers(const std::string &text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    out.push_back(std::stoi(text.substr(start, comma - start)));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string describe(const gemm::GemmConfig &c) {
+  return std::to_string(c.block_M) + "x" + std::to_string(c.block_N) + "x" +
+         std::to_string(c.block_K) + "/" + std::to_string(c.threads) + "/s" +
+         std::to_string(c.num_stages);
+}
+
+HostTensor filled(const std::vector<std::int64_t> &shape, tl::DType dtype) {
+  HostTensor t(shape, dtype);
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    t.set(i, static_cast<float>((i * 7919) % 97) / 97.0f - 0.5f);
+  return t;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<gemm::GemmConfig> configs;
+  std::vector<std::vector<int>> shapes;
+  std::vector<tl::DType> dtypes = {tl::DType::f16, tl::DType::bf16};
+  bool ta = false, tb = false;
+  std::string ptxArch, ptxDir;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tl-bench-gemm: %s needs a value\n", arg.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--config") {
+      std::vector<int> v = numbers(next());
+      if (v.size() != 5) {
+        std::fprintf(stderr, "tl-bench-gemm: --config BM,BN,BK,THREADS,STAGES\n");
+        return 2;
+      }
+      configs.push_back({v[0], v[1], v[2], v[3], v[4]});
+    } else if (arg == "--dtype") {
+      std::string d = next();
+      dtypes = d == "f16"    ? std::vector<tl::DType>{tl::DType::f16}
+               : d == "bf16" ? std::vector<tl::DType>{tl::DType::bf16}
+                             : std::vector<tl::DType>{tl::DType::f16, tl::DType::bf16};
+    } else if (arg == "--trans") {
+      std::string t = next();
+      ta = t == "a" || t == "both";
+      tb = t == "b" || t == "both";
+    } else if (arg == "--ptx") {
+      ptxArch = next();
+      ptxDir = next();
+    } else if (arg == "-h" || arg == "--help") {
+      std::printf("usage: tl-bench-gemm [--dtype f16|bf16|both] [--trans none|a|b|both]\n"
+                  "                     [--config BM,BN,BK,THREADS,STAGES ...] M,N,K ...\n"
+                  "       tl-bench-gemm --ptx ARCH DIR [--config ...]\n");
+      return 0;
+    } else {
+      std::vector<int> v = numbers(arg);
+      if (v.size() != 3) {
+        std::fprintf(stderr, "tl-bench-gemm: shapes are M,N,K (got '%s')\n", arg.c_str());
+        return 2;
+      }
+      shapes.push_back(v);
+    }
+  }
+  if (configs.empty())
+    configs = {{128, 128, 64, 128, 3}, {128, 256, 64, 256, 3}, {128, 128, 32, 128, 3},
+               {128, 256, 64, 128, 2}};
+  try {
+    if (!ptxArch.empty()) {
+      std::filesystem::create_directories(ptxDir);
+      for (const gemm::GemmConfig &c : configs) {
+        tl::GPUBinary binary = tl::compileForGPU(
+            gemm::gemm(4096, 4096, 4096, tl::DType::f16, tl::DType::f16, ta, tb, c), ptxArch);
+        std::string name = "gemm_" + std::to_string(c.block_M) + "x" + std::to_string(c.block_N) +
+                           "x" + std::to_string(c.block_K) + "_" + std::to_string(c.threads) +
+                           "_s" + std::to_string(c.num_stages);
+        std::ofstream(ptxDir + "/" + name + ".ptx") << binary.ptx;
+        std::printf("%s/%s.ptx\n", ptxDir.c_str(), name.c_str());
+      }
+      return 0;
+    }
+    for (const std::vector<int> &s : shapes)
+      for (tl::DType dtype : dtypes) {
+        int M = s[0], N = s[1], K = s[2];
+        HostTensor A = filled(ta ? std::vector<std::int64_t>{K, M} : std::vector<std::int64_t>{M, K},
+                              dtype);
+        HostTensor B = filled(tb ? std::vector<std::int64_t>{N, K} : std::vector<std::int64_t>{K, N},
+                              dtype);
+        HostTensor C({M, N}, dtype);
+        double best = std::numeric_limits<double>::infinity();
+        std::string bestConfig;
+        const char *dname = dtype == tl::DType::f16 ? "f16" : "bf16";
+        const char *trans = ta && tb ? "both" : ta ? "a" : tb ? "b" : "none";
+        for (const gemm::GemmConfig &c : configs) {
+          double ms;
+          try {
+            GPUKernel kernel(gemm::gemm(M, N, K, dtype, dtype, ta, tb, c));
+            ms = kernel.benchmark({&A, &B, &C}, 10, 50);
+          } catch (const std::exception &e) {
+            std::printf("{\"tlc\": \"gemm\", \"config\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, "
+                        "\"dtype\": \"%s\", \"error\": \"%s\"}\n",
+                        describe(c).c_str(), M, N, K, dname, e.what());
+            continue;
+          }
+          double tflops = 2.0 * M * N * K / ms * 1e-9;
+          std::printf("{\"tlc\": \"gemm\", \"config\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, "
+                      "\"dtype\": \"%s\", \"trans\": \"%s\", \"ms\": %.5f, \"tflops\": %.1f}\n",
+                      describe(c).c_str(), M, N, K, dname, trans, ms, tflops);
+          std::fflush(stdout);
+          if (ms < best)
+            best = ms, bestConfig = describe(c);
+        }
+        if (!bestConfig.empty())
+          std::printf("{\"tlc\": \"gemm-best\", \"config\": \"%s\", \"M\": %d, \"N\": %d, \"K\": "
+                      "%d, \"dtype\": \"%s\", \"trans\": \"%s\", \"ms\": %.5f, \"tflops\": %.1f}\n",
+                      bestConfig.c_str(), M, N, K, dname, trans, best, 2.0 * M * N * K / best * 1e-9);
+      }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tl-bench-gemm: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
