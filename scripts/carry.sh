@@ -34,7 +34,9 @@ c++ -std=c++20 -O2 -I"$build/header" -I"$root/support/include" -I"$root/dsl/incl
   -L"$build/lib" -ltlc -Wl,-rpath,'$ORIGIN/../lib'
 strip -o "$root/.carry/bin/run_header" "$build/header/run_header"
 cp "$root/tools/bench/accuracy_peer.py" "$root/.carry/"
-if [[ -f "$root/../shared/bench/sdpa_peer.py" ]]; then
-  cp "$root/../shared/bench/sdpa_peer.py" "$root/.carry/"
-fi
+for peer in sdpa_peer.py gemm_peer.py; do
+  if [[ -f "$root/../shared/bench/$peer" ]]; then
+    cp "$root/../shared/bench/$peer" "$root/.carry/"
+  fi
+done
 du -sh "$root/.carry"

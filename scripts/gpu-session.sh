@@ -18,6 +18,10 @@
 #   bench256  head dim 256: tuned, alternatives and peers           -> bench256.jsonl
 #   sweep     forward and backward configurations at S = 1024 and 4096
 #                                                                -> sweep.jsonl
+#   gemm      tl-bench-gemm (wgmma; mma.sync with TLC_WGMMA=0 at 4096^3) and
+#             cuBLAS (gemm_peer.py) on the same shapes           -> gemm.jsonl
+#   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
+#             transposes/dtypes/ragged-edges test                -> sanitize-gemm.log
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
@@ -85,6 +89,23 @@ for part in "$@"; do
     for cfg in 128,128,256,1 128,64,256,1 128,64,256,2 64,64,128,2; do
       ./bin/tl-bench-gpu --bwd-staged $cfg 16,32,1024,64 4,32,4096,64 16,16,1024,128 \
         4,16,4096,128 2>&1 | tee -a "$out/sweep.jsonl"
+    done ;;
+  gemm)
+    gemm_shapes=(4096,4096,4096 8192,8192,8192 128,4096,4096 1024,4096,4096 128,8192,8192)
+    ./bin/tl-bench-gemm --config 128,128,64,128,3 --config 128,256,64,256,3 \
+      --config 128,256,64,128,2 --config 128,128,32,128,3 --config 256,128,64,256,3 \
+      --config 64,128,64,128,4 "${gemm_shapes[@]}" 2>&1 | tee "$out/gemm.jsonl"
+    TLC_WGMMA=0 ./bin/tl-bench-gemm --dtype f16 --config 128,128,32,128,3 \
+      --config 128,256,64,256,2 4096,4096,4096 2>&1 | sed 's/"tlc": "gemm/"tlc": "gemm-mma.sync/' |
+      tee -a "$out/gemm.jsonl"
+    args=()
+    for s in "${gemm_shapes[@]}"; do args+=(--shape "$s"); done
+    python3 gemm_peer.py "${args[@]}" 2>&1 | tee -a "$out/gemm.jsonl" ;;
+  sanitize-gemm)
+    for tool in memcheck racecheck synccheck; do
+      echo "--- $tool" | tee -a "$out/sanitize-gemm.log"
+      compute-sanitizer --tool $tool ./bin/tl-gpu-tests "gemm kernel: transposes*" 2>&1 |
+        tail -4 | tee -a "$out/sanitize-gemm.log"
     done ;;
   *)
     echo "unknown part: $part" ;;

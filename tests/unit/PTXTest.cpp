@@ -1,6 +1,10 @@
 // Every shipped kernel compiles to PTX for sm_80 and sm_90a, and the PTX
 // assembles with ptxas (when the CUDA toolkit is at /usr/local/cuda) without
-// register spills, but for the tuned backward kernels' small allowance.
+// register spills, but for the tuned backward kernels' small allowance, and
+// without the ptxas notes of a slow wgmma path (C75xx: serialised wgmma,
+// injected warpgroup.arrive, setmaxnreg ignored). The GEMM kernel takes wgmma
+// on sm_90a and mma.sync on sm_80.
+#include "gemm/gemm.h"
 #include "mha/mha.h"
 #include "tl/Compiler/GPUCompiler.h"
 #include "tl/Compiler/Ptxas.h"
@@ -78,6 +82,7 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       std::smatch spills;
       REQUIRE(std::regex_search(output, spills,
                                 std::regex("(\\d+) bytes spill stores, (\\d+) bytes spill loads")));
+      CHECK(output.find("(C75") == std::string::npos);
       int allowance = spillAllowance(file);
       CHECK(std::stoi(spills[1]) <= allowance);
       CHECK(std::stoi(spills[2]) <= allowance);
@@ -91,6 +96,44 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
         std::printf("ptxas %-7s %-22s %3s registers, spills %s/%s bytes\n", arch, file.c_str(),
                     registers[1].str().c_str(), spills[1].str().c_str(), spills[2].str().c_str());
     }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[ptx]") {
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  bool haveAssembler = fs::exists(ptxas);
+  fs::path dir = fs::temp_directory_path() / ("tl-gemm-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  namespace gemm = tl::kernels::gemm;
+  const gemm::GemmConfig configs[] = {
+      {128, 128, 64, 128, 3}, {128, 256, 64, 256, 2}, {128, 128, 32, 128, 3}, {64, 128, 16, 128, 2}};
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (const gemm::GemmConfig &c : configs)
+      for (bool transposed : {false, true})
+        for (tl::DType dtype : {tl::DType::f16, tl::DType::bf16}) {
+          INFO(arch << " " << c.block_M << "x" << c.block_N << "x" << c.block_K << "/"
+                    << c.threads << " transposed " << transposed << " bf16 "
+                    << (dtype == tl::DType::bf16));
+          tl::GPUBinary binary = tl::compileForGPU(
+              gemm::gemm(4096, 4096, 4096, dtype, dtype, transposed, transposed, c), arch);
+          bool hopper = std::string(arch) == "sm_90a";
+          CHECK((binary.ptx.find("wgmma.mma_async") != std::string::npos) == hopper);
+          CHECK((binary.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos) == !hopper);
+          CHECK(binary.fragmentLayout == (hopper ? "wgmma" : "mma"));
+          if (!haveAssembler)
+            continue;
+          fs::path ptx = dir / "gemm.ptx", log = dir / "gemm.log";
+          std::ofstream(ptx) << binary.ptx;
+          std::string command = ptxas.string() + " -v -arch=" + arch + " " + ptx.string() +
+                                " -o " + (dir / "out.cubin").string() + " > " + log.string() +
+                                " 2>&1";
+          int status = std::system(command.c_str());
+          std::string output = readFile(log);
+          INFO(output);
+          REQUIRE(status == 0);
+          CHECK(output.find("(C75") == std::string::npos);
+          CHECK(output.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+        }
   fs::remove_all(dir);
 }
 

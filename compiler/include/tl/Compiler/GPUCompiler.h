@@ -23,7 +23,7 @@ struct GPUBinary {
   std::int64_t threads = 0;       // per block
   std::int64_t sharedBytes = 0;   // dynamic shared memory per block
   std::vector<Param> params;      // one bare device pointer each
-  std::string fragmentLayout;     // "mma", or "row: <why not mma>"
+  std::string fragmentLayout;     // "wgmma", "mma", or "row: <why not mma>"
 };
 
 /// The dynamic shared memory one block may opt in to on `arch`, in bytes:

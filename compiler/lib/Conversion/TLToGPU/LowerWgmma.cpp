@@ -92,13 +92,6 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
               : (n0 / perRowB) * rowsB * atomB + k0 * atomB;
   };
 
-  // Generic writes to the operand tiles reach the async proxy, then wgmma.
-  NVVM::FenceProxyOp::create(b, loc,
-                             NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
-                             NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
-  barrier(loc);
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
-
   Type f32 = b.getF32Type();
   bool bf16 = aType.getElementType().isBF16();
   auto type = NVVM::WGMMATypesAttr::get(context, bf16 ? NVVM::WGMMATypes::bf16
@@ -129,20 +122,37 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
               i);
       accumulators.push_back({block, n0, width, firstSlot, value});
     }
+  // Every descriptor before the batch: nothing but wgmma between the fence
+  // and the wait (ptxas injects a warpgroup.arrive otherwise, C7519).
+  struct Step {
+    Accumulator *accumulator;
+    Value descA, descB;
+    bool first;
+  };
+  SmallVector<Step> steps;
   for (int64_t kk = 0; kk < k / 16; ++kk)
-    for (Accumulator &accumulator : accumulators) {
-      auto scaleD = NVVM::WGMMAScaleOutAttr::get(
-          context, op.getClearAccum() && kk == 0 ? NVVM::WGMMAScaleOut::zero
-                                                 : NVVM::WGMMAScaleOut::one);
-      accumulator.value =
-          NVVM::WgmmaMmaAsyncOp::create(
-              b, loc, accumulator.value.getType(), accumulator.value,
-              advanced(descA, offsetA(accumulator.block, kk)),
-              advanced(descB, offsetB(accumulator.n0, kk)),
-              NVVM::MMAShapeAttr::get(context, 64, accumulator.width, 16), type, type, f32Type,
-              scaleD, one, one, layoutA, layoutB, /*satfinite=*/nullptr)
-              .getResult();
-    }
+    for (Accumulator &accumulator : accumulators)
+      steps.push_back({&accumulator, advanced(descA, offsetA(accumulator.block, kk)),
+                       advanced(descB, offsetB(accumulator.n0, kk)), kk == 0});
+
+  // Generic writes to the operand tiles reach the async proxy, then wgmma.
+  NVVM::FenceProxyOp::create(b, loc,
+                             NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
+                             NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
+  barrier(loc);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (const Step &step : steps) {
+    Accumulator &accumulator = *step.accumulator;
+    auto scaleD = NVVM::WGMMAScaleOutAttr::get(context, op.getClearAccum() && step.first
+                                                            ? NVVM::WGMMAScaleOut::zero
+                                                            : NVVM::WGMMAScaleOut::one);
+    accumulator.value =
+        NVVM::WgmmaMmaAsyncOp::create(
+            b, loc, accumulator.value.getType(), accumulator.value, step.descA, step.descB,
+            NVVM::MMAShapeAttr::get(context, 64, accumulator.width, 16), type, type, f32Type,
+            scaleD, one, one, layoutA, layoutB, /*satfinite=*/nullptr)
+            .getResult();
+  }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
   for (const Accumulator &accumulator : accumulators)

@@ -1,0 +1,102 @@
+// kernels/gemm against a double-precision reference on random inputs, outputs
+// poisoned with NaN before each run, on the backend of the test binary: on
+// sm_90a the wgmma path (every configuration here is wgmma-eligible), on
+// sm_80 mma.sync, in CI the CPU backend. A seeded random sweep covers shapes
+// nobody tuned on (TLC_GEMM_SEED to draw others).
+#include "Backend.h"
+#include "Numerics.h"
+
+#include "gemm/gemm.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+
+using namespace tl::dsl;
+using tl::kernels::gemm::GemmConfig;
+using tl::runtime::HostTensor;
+using tl::testing::checkClose;
+using tl::testing::randomTensor;
+
+namespace {
+
+bool onGPU() { return tl::testing::backend() == tl::kernels::mha::Backend::gpu; }
+
+void checkGemm(int M, int N, int K, DType in, DType out, bool ta, bool tb, const GemmConfig &c,
+               std::uint32_t seed) {
+  INFO("gemm M=" << M << " N=" << N << " K=" << K << " in=" << (in == bf16 ? "bf16" : "f16")
+                 << " out=" << int(out) << " ta=" << ta << " tb=" << tb << " config "
+                 << c.block_M << "x" << c.block_N << "x" << c.block_K << "/" << c.threads << "/s"
+                 << c.num_stages << " seed " << seed);
+  Program p = tl::kernels::gemm::gemm(M, N, K, in, out, ta, tb, c);
+  HostTensor a = randomTensor(ta ? std::vector<std::int64_t>{K, M} : std::vector<std::int64_t>{M, K},
+                              in, seed);
+  HostTensor b = randomTensor(tb ? std::vector<std::int64_t>{N, K} : std::vector<std::int64_t>{K, N},
+                              in, seed + 1);
+  std::vector<HostTensor> result =
+      (*tl::testing::compile(p))({&a, &b}, std::numeric_limits<float>::quiet_NaN());
+  REQUIRE(result.size() == 1);
+  std::vector<float> av = a.toFloat(), bv = b.toFloat();
+  std::vector<float> expected(static_cast<std::size_t>(M) * N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double sum = 0;
+      for (int k = 0; k < K; ++k)
+        sum += double(av[ta ? std::size_t(k) * M + i : std::size_t(i) * K + k]) *
+               bv[tb ? std::size_t(j) * K + k : std::size_t(k) * N + j];
+      expected[std::size_t(i) * N + j] = static_cast<float>(sum);
+    }
+  // f32 accumulation over K terms of unit variance: error ~ sqrt(K) ulps of
+  // f32; the output type's rounding on top.
+  double tolerance = out == f32 ? 1e-4 : out == f16 ? 2e-3 : 1e-2;
+  CHECK(checkClose("C", result[0].toFloat(), expected, tolerance, tolerance * std::sqrt(K)));
+}
+
+} // namespace
+
+TEST_CASE("gemm kernel: transposes, dtypes, ragged edges", "[gemm]") {
+  // Each wgmma operand layout: 128-, 64- and 32-byte atoms, K- and MN-major.
+  const GemmConfig configs[] = {{64, 64, 32, 128, 2}, {64, 128, 16, 128, 2}, {128, 64, 64, 128, 3}};
+  const int M = onGPU() ? 300 : 70, N = onGPU() ? 200 : 72, K = onGPU() ? 190 : 40;
+  std::uint32_t seed = 1;
+  for (const GemmConfig &c : configs)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        checkGemm(M, N, K, f16, f32, ta, tb, c, seed++);
+  for (DType in : {f16, bf16})
+    checkGemm(M, N, K, in, in, false, false, configs[0], seed++);
+}
+
+TEST_CASE("gemm kernel: the benchmark's configurations", "[gemm]") {
+  // One and two warpgroups, N chunks of 256 (a 256-wide tile per warpgroup).
+  const GemmConfig configs[] = {{128, 128, 64, 128, 3},
+                                {128, 256, 64, 256, 3},
+                                {128, 128, 32, 128, 3},
+                                {128, 256, 64, 128, 2},
+                                {256, 128, 64, 256, 3}};
+  std::uint32_t seed = 100;
+  const int M = onGPU() ? 1000 : 260, N = onGPU() ? 520 : 264, K = onGPU() ? 333 : 72;
+  for (const GemmConfig &c : configs)
+    for (DType in : {f16, bf16})
+      checkGemm(M, N, K, in, in, false, false, c, seed++);
+  checkGemm(onGPU() ? 512 : 256, 512, onGPU() ? 512 : 64, f16, f16, true, true, configs[1], seed++);
+}
+
+TEST_CASE("gemm kernel: seeded random shapes", "[gemm]") {
+  const char *chosen = std::getenv("TLC_GEMM_SEED");
+  std::uint32_t seed = chosen ? static_cast<std::uint32_t>(std::stoul(chosen)) : 20261201;
+  std::mt19937 rng(seed);
+  const GemmConfig configs[] = {{64, 64, 32, 128, 2},   {128, 128, 64, 128, 3},
+                                {128, 256, 64, 256, 3}, {128, 128, 32, 128, 3},
+                                {64, 128, 16, 128, 2}};
+  int count = onGPU() ? 24 : 4, most = onGPU() ? 1500 : 90;
+  std::uniform_int_distribution<int> extent(1, most), pick(0, 4), coin(0, 1);
+  for (int i = 0; i < count; ++i) {
+    const GemmConfig &c = onGPU() ? configs[pick(rng)] : configs[0];
+    DType in = coin(rng) ? bf16 : f16;
+    int M = extent(rng), N = extent(rng), K = extent(rng);
+    bool ta = coin(rng), tb = coin(rng);
+    checkGemm(M, N, K, in, coin(rng) ? in : f32, ta, tb, c, seed + 1000 + i);
+  }
+}
