@@ -215,10 +215,10 @@ void clear(const Buffer &buffer, SourceLoc loc) { fill(buffer, Expr(0), loc); }
 void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options, SourceLoc loc) {
   ProgramImpl &p = activeProgram("gemm", loc);
   Location location = toLocation(p, loc);
-  auto op = GemmOp::create(p.builder, location, unwrap(A), unwrap(B), unwrap(C),
-                           options.transpose_A, options.transpose_B,
-                           static_cast<tl::GemmWarpPolicy>(options.policy), options.clear_accum,
-                           !options.allow_wgmma);
+  auto op =
+      GemmOp::create(p.builder, location, unwrap(A), unwrap(B), unwrap(C), options.transpose_A,
+                     options.transpose_B, static_cast<tl::GemmWarpPolicy>(options.policy),
+                     options.clear_accum, !options.allow_wgmma);
   verifyOrThrow(p, op, false);
 }
 

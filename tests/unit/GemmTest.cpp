@@ -26,14 +26,14 @@ bool onGPU() { return tl::testing::backend() == tl::kernels::mha::Backend::gpu; 
 void checkGemm(int M, int N, int K, DType in, DType out, bool ta, bool tb, const GemmConfig &c,
                std::uint32_t seed) {
   INFO("gemm M=" << M << " N=" << N << " K=" << K << " in=" << (in == bf16 ? "bf16" : "f16")
-                 << " out=" << int(out) << " ta=" << ta << " tb=" << tb << " config "
-                 << c.block_M << "x" << c.block_N << "x" << c.block_K << "/" << c.threads << "/s"
-                 << c.num_stages << " seed " << seed);
+                 << " out=" << int(out) << " ta=" << ta << " tb=" << tb << " config " << c.block_M
+                 << "x" << c.block_N << "x" << c.block_K << "/" << c.threads << "/s" << c.num_stages
+                 << " seed " << seed);
   Program p = tl::kernels::gemm::gemm(M, N, K, in, out, ta, tb, c);
-  HostTensor a = randomTensor(ta ? std::vector<std::int64_t>{K, M} : std::vector<std::int64_t>{M, K},
-                              in, seed);
-  HostTensor b = randomTensor(tb ? std::vector<std::int64_t>{N, K} : std::vector<std::int64_t>{K, N},
-                              in, seed + 1);
+  HostTensor a = randomTensor(
+      ta ? std::vector<std::int64_t>{K, M} : std::vector<std::int64_t>{M, K}, in, seed);
+  HostTensor b = randomTensor(
+      tb ? std::vector<std::int64_t>{N, K} : std::vector<std::int64_t>{K, N}, in, seed + 1);
   std::vector<HostTensor> result =
       (*tl::testing::compile(p))({&a, &b}, std::numeric_limits<float>::quiet_NaN());
   REQUIRE(result.size() == 1);
@@ -87,8 +87,10 @@ TEST_CASE("gemm kernel: seeded random shapes", "[gemm]") {
   const char *chosen = std::getenv("TLC_GEMM_SEED");
   std::uint32_t seed = chosen ? static_cast<std::uint32_t>(std::stoul(chosen)) : 20261201;
   std::mt19937 rng(seed);
-  const GemmConfig configs[] = {{64, 64, 32, 128, 2},   {128, 128, 64, 128, 3},
-                                {128, 256, 64, 256, 3}, {128, 128, 32, 128, 3},
+  const GemmConfig configs[] = {{64, 64, 32, 128, 2},
+                                {128, 128, 64, 128, 3},
+                                {128, 256, 64, 256, 3},
+                                {128, 128, 32, 128, 3},
                                 {64, 128, 16, 128, 2}};
   int count = onGPU() ? 24 : 4, most = onGPU() ? 1500 : 90;
   std::uniform_int_distribution<int> extent(1, most), pick(0, 4), coin(0, 1);

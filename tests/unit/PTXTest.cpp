@@ -105,15 +105,16 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
   fs::path dir = fs::temp_directory_path() / ("tl-gemm-ptx-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   namespace gemm = tl::kernels::gemm;
-  const gemm::GemmConfig configs[] = {
-      {128, 128, 64, 128, 3}, {128, 256, 64, 256, 2}, {128, 128, 32, 128, 3}, {64, 128, 16, 128, 2}};
+  const gemm::GemmConfig configs[] = {{128, 128, 64, 128, 3},
+                                      {128, 256, 64, 256, 2},
+                                      {128, 128, 32, 128, 3},
+                                      {64, 128, 16, 128, 2}};
   for (const char *arch : {"sm_80", "sm_90a"})
     for (const gemm::GemmConfig &c : configs)
       for (bool transposed : {false, true})
         for (tl::DType dtype : {tl::DType::f16, tl::DType::bf16}) {
-          INFO(arch << " " << c.block_M << "x" << c.block_N << "x" << c.block_K << "/"
-                    << c.threads << " transposed " << transposed << " bf16 "
-                    << (dtype == tl::DType::bf16));
+          INFO(arch << " " << c.block_M << "x" << c.block_N << "x" << c.block_K << "/" << c.threads
+                    << " transposed " << transposed << " bf16 " << (dtype == tl::DType::bf16));
           tl::GPUBinary binary = tl::compileForGPU(
               gemm::gemm(4096, 4096, 4096, dtype, dtype, transposed, transposed, c), arch);
           bool hopper = std::string(arch) == "sm_90a";
@@ -124,9 +125,8 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
             continue;
           fs::path ptx = dir / "gemm.ptx", log = dir / "gemm.log";
           std::ofstream(ptx) << binary.ptx;
-          std::string command = ptxas.string() + " -v -arch=" + arch + " " + ptx.string() +
-                                " -o " + (dir / "out.cubin").string() + " > " + log.string() +
-                                " 2>&1";
+          std::string command = ptxas.string() + " -v -arch=" + arch + " " + ptx.string() + " -o " +
+                                (dir / "out.cubin").string() + " > " + log.string() + " 2>&1";
           int status = std::system(command.c_str());
           std::string output = readFile(log);
           INFO(output);

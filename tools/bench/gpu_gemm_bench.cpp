@@ -102,7 +102,9 @@ int main(int argc, char **argv) {
     }
   }
   if (configs.empty())
-    configs = {{128, 128, 64, 128, 3}, {128, 256, 64, 256, 3}, {128, 128, 32, 128, 3},
+    configs = {{128, 128, 64, 128, 3},
+               {128, 256, 64, 256, 3},
+               {128, 128, 32, 128, 3},
                {128, 256, 64, 128, 2}};
   try {
     if (!ptxArch.empty()) {
@@ -121,10 +123,10 @@ int main(int argc, char **argv) {
     for (const std::vector<int> &s : shapes)
       for (tl::DType dtype : dtypes) {
         int M = s[0], N = s[1], K = s[2];
-        HostTensor A = filled(ta ? std::vector<std::int64_t>{K, M} : std::vector<std::int64_t>{M, K},
-                              dtype);
-        HostTensor B = filled(tb ? std::vector<std::int64_t>{N, K} : std::vector<std::int64_t>{K, N},
-                              dtype);
+        HostTensor A =
+            filled(ta ? std::vector<std::int64_t>{K, M} : std::vector<std::int64_t>{M, K}, dtype);
+        HostTensor B =
+            filled(tb ? std::vector<std::int64_t>{N, K} : std::vector<std::int64_t>{K, N}, dtype);
         HostTensor C({M, N}, dtype);
         double best = std::numeric_limits<double>::infinity();
         std::string bestConfig;
@@ -152,7 +154,8 @@ int main(int argc, char **argv) {
         if (!bestConfig.empty())
           std::printf("{\"tlc\": \"gemm-best\", \"config\": \"%s\", \"M\": %d, \"N\": %d, \"K\": "
                       "%d, \"dtype\": \"%s\", \"trans\": \"%s\", \"ms\": %.5f, \"tflops\": %.1f}\n",
-                      bestConfig.c_str(), M, N, K, dname, trans, best, 2.0 * M * N * K / best * 1e-9);
+                      bestConfig.c_str(), M, N, K, dname, trans, best,
+                      2.0 * M * N * K / best * 1e-9);
       }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "tl-bench-gemm: %s\n", e.what());

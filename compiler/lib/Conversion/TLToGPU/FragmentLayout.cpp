@@ -81,8 +81,8 @@ bool wgmmaEligible(GemmOp gemm, int64_t warps) {
   auto c = cast<MemRefType>(gemm.getC().getType());
   if (gemm.getNoWgmma() || !wgmmaOperandTile(gemm.getA()) || !wgmmaOperandTile(gemm.getB()) ||
       a.getElementType() != b.getElementType() ||
-      !(a.getElementType().isF16() || a.getElementType().isBF16()) ||
-      !c.getElementType().isF32() || getMemoryScope(c) != MemoryScope::fragment)
+      !(a.getElementType().isF16() || a.getElementType().isBF16()) || !c.getElementType().isF32() ||
+      getMemoryScope(c) != MemoryScope::fragment)
     return false;
   int64_t m = c.getDimSize(0), n = c.getDimSize(1);
   int64_t k = gemm.getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);

@@ -17,8 +17,8 @@
 //        (t * warpsM + w) * 16 .. + 15, so the four warps of a warpgroup hold
 //        one contiguous 64-row block (wgmma m64nNk16's accumulator).
 // As attributes (TLAttrs.td): #tl.row<split = s>, #tl.mma<warps = [m, n]>,
-// #tl.mma_row<warps = [m, n]>, #tl.wgmma<...>, #tl.wgmma_row<...>; tl-infer-layouts (InferLayouts.cpp) attaches
-// one to every tl.alloc_fragment and the lowering reads them back.
+// #tl.mma_row<warps = [m, n]>, #tl.wgmma<...>, #tl.wgmma_row<...>; tl-infer-layouts
+// (InferLayouts.cpp) attaches one to every tl.alloc_fragment and the lowering reads them back.
 //
 // inferFragmentLayouts starts from the gemms (their accumulators and A
 // operands are Mma) and propagates through copies, row reductions and

@@ -97,10 +97,9 @@ struct InferFragmentLayoutsPass
           layouts, [](auto &entry) { return entry.second.kind != FragmentLayout::Kind::Row; });
       TLDialect &tl = tlDialect(kernel);
       tl.getFragmentLayoutAttrHelper().setAttr(
-          kernel, StringAttr::get(kernel.getContext(),
-                                  !mma                                 ? "row: " + why
-                                  : layouts.front().second.warpgroup ? "wgmma"
-                                                                       : "mma"));
+          kernel, StringAttr::get(kernel.getContext(), !mma ? "row: " + why
+                                                       : layouts.front().second.warpgroup ? "wgmma"
+                                                                                          : "mma"));
       kernel.walk([&](AllocFragmentOp alloc) {
         tl.getLayoutAttrHelper().setAttr(
             alloc, layoutAttr(kernel.getContext(), layouts.lookup(alloc.getResult())));

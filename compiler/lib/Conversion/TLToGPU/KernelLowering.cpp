@@ -190,11 +190,11 @@ Value KernelLowering::wgmmaElement(OpBuilder &b, Location loc, Value tile, Value
   Value block = arith::DivUIOp::create(b, loc, col, index(b, loc, perRow));
   Value within = arith::RemUIOp::create(b, loc, col, index(b, loc, perRow));
   // chunk ^ ((row * atom / 128) & (atom / 16 - 1)), in elements (8 a chunk)
-  Value phase = arith::AndIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, row, index(b, loc, 128 / atom)),
-      index(b, loc, atom / 16 - 1));
-  Value swizzledWithin = arith::XOrIOp::create(
-      b, loc, within, arith::MulIOp::create(b, loc, phase, index(b, loc, 8)));
+  Value phase =
+      arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, row, index(b, loc, 128 / atom)),
+                            index(b, loc, atom / 16 - 1));
+  Value swizzledWithin =
+      arith::XOrIOp::create(b, loc, within, arith::MulIOp::create(b, loc, phase, index(b, loc, 8)));
   Value blockStart =
       arith::MulIOp::create(b, loc, block, index(b, loc, type.getDimSize(0) * perRow));
   Value rowStart = arith::MulIOp::create(b, loc, row, index(b, loc, perRow));
@@ -219,12 +219,12 @@ LogicalResult KernelLowering::swizzleAccesses() {
     for (auto [user, first] : accesses) {
       rewriter.setInsertionPoint(user);
       Location loc = user->getLoc();
-      Value element = wgmmaElement(rewriter, loc, tile, user->getOperand(first),
-                                   user->getOperand(first + 1));
-      user->setOperand(first, arith::DivUIOp::create(rewriter, loc, element,
-                                                     index(rewriter, loc, cols)));
-      user->setOperand(first + 1, arith::RemUIOp::create(rewriter, loc, element,
-                                                         index(rewriter, loc, cols)));
+      Value element =
+          wgmmaElement(rewriter, loc, tile, user->getOperand(first), user->getOperand(first + 1));
+      user->setOperand(first,
+                       arith::DivUIOp::create(rewriter, loc, element, index(rewriter, loc, cols)));
+      user->setOperand(first + 1,
+                       arith::RemUIOp::create(rewriter, loc, element, index(rewriter, loc, cols)));
     }
   }
   for (Value tile : swizzled) {
@@ -491,12 +491,11 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
     auto copies = pipelines.buffers.find(alloc.getResult());
     rewriter.replaceOp(
-        alloc, allocateShared(loc, alloc.getType(), swizzleRequests.count(alloc.getResult()),
-                              copies == pipelines.buffers.end() ? 1 : copies->second,
-                              plannedOffsets.lookup(alloc.getResult()),
-                              wgmmaRequests.count(alloc.getResult())
-                                  ? wgmmaAtomBytes(alloc.getType())
-                                  : 0));
+        alloc, allocateShared(
+                   loc, alloc.getType(), swizzleRequests.count(alloc.getResult()),
+                   copies == pipelines.buffers.end() ? 1 : copies->second,
+                   plannedOffsets.lookup(alloc.getResult()),
+                   wgmmaRequests.count(alloc.getResult()) ? wgmmaAtomBytes(alloc.getType()) : 0));
     return success();
   }
   if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {

@@ -97,10 +97,10 @@ SmallVector<Value> KernelLowering::mma(Location loc, ArrayRef<Value> a, ArrayRef
   auto multiplicand = [&](ArrayRef<Value> words) {
     SmallVector<Value> values;
     for (Value word : words)
-      values.push_back(bf16 ? word
-                            : LLVM::BitcastOp::create(
-                                  rw, loc, VectorType::get({2}, rw.getF16Type()), word)
-                                  .getResult());
+      values.push_back(
+          bf16 ? word
+               : LLVM::BitcastOp::create(rw, loc, VectorType::get({2}, rw.getF16Type()), word)
+                     .getResult());
     return values;
   };
   NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
@@ -160,10 +160,10 @@ SmallVector<Value> KernelLowering::ldmatrix(Location loc, Value address, bool tr
   auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
   Value pointer = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*addressSpace=*/3), address);
-  Value matrices = NVVM::LdMatrixOp::create(
-      b, loc, resultType, pointer, /*num=*/4,
-      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8), NVVM::LdStMatrixEltType::B16);
+  Value matrices = NVVM::LdMatrixOp::create(b, loc, resultType, pointer, /*num=*/4,
+                                            transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+                                            NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+                                            NVVM::LdStMatrixEltType::B16);
   SmallVector<Value> regs;
   for (int64_t i = 0; i < 4; ++i)
     regs.push_back(LLVM::ExtractValueOp::create(b, loc, matrices, i));

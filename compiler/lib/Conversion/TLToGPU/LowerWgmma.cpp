@@ -72,9 +72,9 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   // A: this warpgroup's first 64-row block; K-major (A as stored) or
   // MN-major (A transposed: its columns are M).
   Value descA =
-      ta ? descriptor(a,
-                      arith::MulIOp::create(b, loc, group, index(b, loc, 64 / perRowA * rowsA * atomA)),
-                      wgmmaDescriptorBits(rowsA * atomA, 8 * atomA, atomA))
+      ta ? descriptor(
+               a, arith::MulIOp::create(b, loc, group, index(b, loc, 64 / perRowA * rowsA * atomA)),
+               wgmmaDescriptorBits(rowsA * atomA, 8 * atomA, atomA))
          : descriptor(a, arith::MulIOp::create(b, loc, group, index(b, loc, 64 * atomA)),
                       wgmmaDescriptorBits(16, 8 * atomA, atomA));
   auto offsetA = [&](int64_t block, int64_t kk) { // block: this warpgroup's t-th
@@ -94,12 +94,14 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
 
   Type f32 = b.getF32Type();
   bool bf16 = aType.getElementType().isBF16();
-  auto type = NVVM::WGMMATypesAttr::get(context, bf16 ? NVVM::WGMMATypes::bf16
-                                                      : NVVM::WGMMATypes::f16);
+  auto type =
+      NVVM::WGMMATypesAttr::get(context, bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
   auto f32Type = NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32);
   auto one = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
-  auto layoutA = NVVM::MMALayoutAttr::get(context, ta ? NVVM::MMALayout::col : NVVM::MMALayout::row);
-  auto layoutB = NVVM::MMALayoutAttr::get(context, tb ? NVVM::MMALayout::col : NVVM::MMALayout::row);
+  auto layoutA =
+      NVVM::MMALayoutAttr::get(context, ta ? NVVM::MMALayout::col : NVVM::MMALayout::row);
+  auto layoutB =
+      NVVM::MMALayoutAttr::get(context, tb ? NVVM::MMALayout::col : NVVM::MMALayout::row);
 
   // One accumulator struct per (block, chunk), slots in wgmma register order.
   auto chunks = columnChunks(cl.cols);
@@ -157,9 +159,8 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
   for (const Accumulator &accumulator : accumulators)
     for (int64_t i = 0; i < accumulator.width / 2; ++i)
-      memref::StoreOp::create(
-          b, loc, LLVM::ExtractValueOp::create(b, loc, accumulator.value, i), acc.storage,
-          ValueRange{index(b, loc, accumulator.firstSlot + i)});
+      memref::StoreOp::create(b, loc, LLVM::ExtractValueOp::create(b, loc, accumulator.value, i),
+                              acc.storage, ValueRange{index(b, loc, accumulator.firstSlot + i)});
   rewriter.eraseOp(op);
   return success();
 }

@@ -42,8 +42,8 @@ bool wgmmaOperand(AllocSharedOp alloc) {
     if (!gemm || (gemm.getA() != alloc.getResult() && gemm.getB() != alloc.getResult()))
       return false;
     auto accumulator = gemm.getC().getDefiningOp<AllocFragmentOp>();
-    return accumulator &&
-           isa_and_nonnull<WgmmaLayoutAttr>(tlDialect(gemm).getLayoutAttrHelper().getAttr(accumulator));
+    return accumulator && isa_and_nonnull<WgmmaLayoutAttr>(
+                              tlDialect(gemm).getLayoutAttrHelper().getAttr(accumulator));
   });
 }
 

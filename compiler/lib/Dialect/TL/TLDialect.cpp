@@ -33,11 +33,9 @@ void TLDialect::initialize() {
 
 TLDialect &tlDialect(MLIRContext *context) { return *context->getOrLoadDialect<TLDialect>(); }
 
-LogicalResult RowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                    int64_t split) {
+LogicalResult RowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t split) {
   if (split < 1 || split > 32 || (split & (split - 1)))
-    return emitError() << "a row layout's split must be a power of two from 1 to 32, got "
-                       << split;
+    return emitError() << "a row layout's split must be a power of two from 1 to 32, got " << split;
   return success();
 }
 
@@ -49,18 +47,18 @@ static LogicalResult verifyWarps(function_ref<InFlightDiagnostic()> emitError, i
   return success();
 }
 
-LogicalResult MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                    int64_t warpsM, int64_t warpsN) {
+LogicalResult MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t warpsM,
+                                    int64_t warpsN) {
   return verifyWarps(emitError, warpsM, warpsN);
 }
 
-LogicalResult MmaRowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                       int64_t warpsM, int64_t warpsN) {
+LogicalResult MmaRowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t warpsM,
+                                       int64_t warpsN) {
   return verifyWarps(emitError, warpsM, warpsN);
 }
 
-LogicalResult WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                      int64_t warpsM, int64_t warpsN) {
+LogicalResult WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t warpsM,
+                                      int64_t warpsN) {
   return verifyWarps(emitError, warpsM, warpsN);
 }
 
