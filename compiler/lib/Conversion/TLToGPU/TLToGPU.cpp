@@ -68,7 +68,14 @@ struct ConvertTLToGPUPass : public tl::impl::ConvertTLToGPUBase<ConvertTLToGPUPa
       }
       int64_t threads = static_cast<int64_t>(kernel.getThreads());
       gpu::GPUFuncOp gpuFunc = outlineKernel(module, func, kernel);
-      LayoutMap layouts = indexMapLayouts(gpuFunc);
+      // Index-map layouts of kernel parameters only: a tile's or fragment's
+      // placement is the lowering's, and their ops are replaced as it goes
+      // (a key left behind would dangle; the fuzzer found one reused).
+      LayoutMap layouts;
+      for (auto [buffer, layout] : indexMapLayouts(gpuFunc))
+        if (auto argument = dyn_cast<BlockArgument>(buffer);
+            argument && argument.getOwner() == &gpuFunc.getBody().front())
+          layouts[buffer] = layout;
       ResourceLimits limits{sharedMemoryLimit, targetName, fastMath};
       if (failed(KernelLowering(gpuFunc, threads, layouts, limits).run()))
         return signalPassFailure();
