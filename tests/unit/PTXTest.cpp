@@ -49,6 +49,18 @@ int spillAllowance(const std::string &file) {
   return it == allowances.end() ? 0 : it->second;
 }
 
+/// ptxas -v on `ptx` for `arch` (in `dir`): its exit status and what it said.
+std::pair<int, std::string> assemble(const fs::path &ptxas, const std::string &ptx,
+                                     const std::string &arch, const fs::path &dir,
+                                     const std::string &name) {
+  fs::path file = dir / (name + "." + arch + ".ptx"), log = dir / (name + ".log");
+  std::ofstream(file) << ptx;
+  std::string command = ptxas.string() + " -v -arch=" + arch + " " + file.string() + " -o " +
+                        (dir / "out.cubin").string() + " > " + log.string() + " 2>&1";
+  int status = std::system(command.c_str());
+  return {status, readFile(log)};
+}
+
 } // namespace
 
 TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
@@ -71,12 +83,7 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       }
       if (!haveAssembler)
         continue;
-      fs::path ptx = dir / (file + "." + arch + ".ptx"), log = dir / (file + ".log");
-      std::ofstream(ptx) << binary.ptx;
-      std::string command = ptxas.string() + " -v -arch=" + arch + " " + ptx.string() + " -o " +
-                            (dir / "out.cubin").string() + " > " + log.string() + " 2>&1";
-      int status = std::system(command.c_str());
-      std::string output = readFile(log);
+      auto [status, output] = assemble(ptxas, binary.ptx, arch, dir, file);
       INFO(output);
       REQUIRE(status == 0);
       std::smatch spills;

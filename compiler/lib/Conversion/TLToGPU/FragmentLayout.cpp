@@ -329,7 +329,7 @@ FragmentLayouts inferFragmentLayouts(KernelOp func, std::string &why, bool wgmma
     bool any = false, all = true;
     func.walk([&](GemmOp gemm) {
       any = true;
-      all &= inference.fragments.count(gemm.getC()) && wgmmaEligible(gemm, inference.warps);
+      all &= wgmmaEligible(gemm, inference.warps);
     });
     inference.wgmma = any && all;
   }

@@ -202,47 +202,46 @@ Value KernelLowering::wgmmaElement(OpBuilder &b, Location loc, Value tile, Value
                                swizzledWithin);
 }
 
+FailureOr<SmallVector<std::pair<Operation *, unsigned>>>
+KernelLowering::tileAccesses(Value tile, StringRef what) {
+  SmallVector<std::pair<Operation *, unsigned>> accesses;
+  for (OpOperand &use : tile.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::LoadOp, vector::LoadOp>(user))
+      accesses.push_back({user, 1});
+    else if (isa<memref::StoreOp, vector::StoreOp>(user) && use.getOperandNumber() == 1)
+      accesses.push_back({user, 2});
+    else if (!isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+      return user->emitOpError() << "uses a " << what << " in a way the GPU lowering cannot place";
+  }
+  return accesses;
+}
+
 LogicalResult KernelLowering::swizzleAccesses() {
   for (auto [tile, atom] : wgmmaAtoms) {
-    SmallVector<std::pair<Operation *, unsigned>> accesses; // op, row operand
-    for (OpOperand &use : tile.getUses()) {
-      Operation *user = use.getOwner();
-      if (isa<memref::LoadOp, vector::LoadOp>(user))
-        accesses.push_back({user, 1});
-      else if (isa<memref::StoreOp, vector::StoreOp>(user) && use.getOperandNumber() == 1)
-        accesses.push_back({user, 2});
-      else if (!isa<memref::ExtractAlignedPointerAsIndexOp>(user))
-        return user->emitOpError("uses a wgmma operand tile in a way the GPU lowering cannot "
-                                 "place");
-    }
+    auto accesses = tileAccesses(tile, "wgmma operand tile");
+    if (failed(accesses))
+      return failure();
     int64_t cols = cast<MemRefType>(tile.getType()).getDimSize(1);
-    for (auto [user, first] : accesses) {
+    for (auto [user, row] : *accesses) {
       rewriter.setInsertionPoint(user);
       Location loc = user->getLoc();
       Value element =
-          wgmmaElement(rewriter, loc, tile, user->getOperand(first), user->getOperand(first + 1));
-      user->setOperand(first,
+          wgmmaElement(rewriter, loc, tile, user->getOperand(row), user->getOperand(row + 1));
+      user->setOperand(row,
                        arith::DivUIOp::create(rewriter, loc, element, index(rewriter, loc, cols)));
-      user->setOperand(first + 1,
+      user->setOperand(row + 1,
                        arith::RemUIOp::create(rewriter, loc, element, index(rewriter, loc, cols)));
     }
   }
   for (Value tile : swizzled) {
-    SmallVector<std::pair<Operation *, unsigned>> accesses; // op, column operand
-    for (OpOperand &use : tile.getUses()) {
-      Operation *user = use.getOwner();
-      if (isa<memref::LoadOp, vector::LoadOp>(user))
-        accesses.push_back({user, 2});
-      else if (isa<memref::StoreOp, vector::StoreOp>(user) && use.getOperandNumber() == 1)
-        accesses.push_back({user, 3});
-      else if (!isa<memref::ExtractAlignedPointerAsIndexOp>(user))
-        return user->emitOpError("uses a swizzled shared tile in a way the GPU "
-                                 "lowering cannot swizzle");
-    }
-    for (auto [user, column] : accesses) {
+    auto accesses = tileAccesses(tile, "swizzled shared tile");
+    if (failed(accesses))
+      return failure();
+    for (auto [user, row] : *accesses) {
       rewriter.setInsertionPoint(user);
-      user->setOperand(column, swizzleColumn(rewriter, user->getLoc(), user->getOperand(column - 1),
-                                             user->getOperand(column)));
+      user->setOperand(row + 1, swizzleColumn(rewriter, user->getLoc(), user->getOperand(row),
+                                              user->getOperand(row + 1)));
     }
   }
   return success();

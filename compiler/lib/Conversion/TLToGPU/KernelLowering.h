@@ -140,6 +140,10 @@ private:
   /// column swizzled (ldmatrix addresses are swizzled where they are made);
   /// every access to a wgmma operand tile goes to its wgmmaElement.
   LogicalResult swizzleAccesses();
+  /// The element accesses of a 2-D shared tile (loads, stores, vector ones)
+  /// with the operand number of their row index; fails at any other use but
+  /// its pointer (`what` names the tile in the error).
+  FailureOr<SmallVector<std::pair<Operation *, unsigned>>> tileAccesses(Value tile, StringRef what);
 
   //===--------------------------------------------------------------------===//
   // Loops

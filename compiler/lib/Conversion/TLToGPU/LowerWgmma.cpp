@@ -45,7 +45,6 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   int64_t atomA = wgmmaAtoms.lookup(a), atomB = wgmmaAtoms.lookup(bTile);
   if (!atomA || !atomB)
     return op.emitOpError("wgmma operands must be shared tiles in the wgmma layout");
-  int64_t perRowA = atomA / 2, perRowB = atomB / 2;
   int64_t rowsA = aType.getDimSize(0), rowsB = bType.getDimSize(0);
 
   Type i64 = b.getI64Type();
@@ -69,28 +68,25 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   auto advanced = [&](Value desc, int64_t bytes) {
     return bytes ? arith::AddIOp::create(b, loc, desc, i64Constant(bytes >> 4)).getResult() : desc;
   };
-  // A: this warpgroup's first 64-row block; K-major (A as stored) or
-  // MN-major (A transposed: its columns are M).
-  Value descA =
-      ta ? descriptor(
-               a, arith::MulIOp::create(b, loc, group, index(b, loc, 64 / perRowA * rowsA * atomA)),
-               wgmmaDescriptorBits(rowsA * atomA, 8 * atomA, atomA))
-         : descriptor(a, arith::MulIOp::create(b, loc, group, index(b, loc, 64 * atomA)),
-                      wgmmaDescriptorBits(16, 8 * atomA, atomA));
+  // Each operand's corner for k step kk and this warpgroup's block t (A) or
+  // N chunk n0 (B): the start address of its descriptor. A as stored and B
+  // transposed are K-major (k steps inside an atom); A transposed and B as
+  // stored MN-major (LBO: the next column block of the atom's width).
+  auto corner = [](int64_t rows, int64_t atom, bool kMajor, int64_t mn, int64_t k0) {
+    return kMajor ? wgmmaCornerOffset(rows, atom, mn, k0) : wgmmaCornerOffset(rows, atom, k0, mn);
+  };
+  auto bits = [](int64_t rows, int64_t atom, bool kMajor) {
+    return wgmmaDescriptorBits(kMajor ? 16 : rows * atom, 8 * atom, atom);
+  };
+  // Warpgroup g's blocks start 64 * g rows down A's M.
+  Value descA = descriptor(
+      a, arith::MulIOp::create(b, loc, group, index(b, loc, corner(rowsA, atomA, !ta, 64, 0))),
+      bits(rowsA, atomA, !ta));
   auto offsetA = [&](int64_t block, int64_t kk) { // block: this warpgroup's t-th
-    int64_t row0 = block * warpgroups * 64, k0 = kk * 16;
-    return ta ? (row0 / perRowA) * rowsA * atomA + k0 * atomA
-              : (k0 / perRowA) * rowsA * atomA + row0 * atomA + (k0 % perRowA) * 2;
+    return corner(rowsA, atomA, !ta, block * warpgroups * 64, kk * 16);
   };
-  // B: K-major when transposed ([N, K]), MN-major as stored ([K, N]).
-  Value zero = index(b, loc, 0);
-  Value descB = tb ? descriptor(bTile, zero, wgmmaDescriptorBits(16, 8 * atomB, atomB))
-                   : descriptor(bTile, zero, wgmmaDescriptorBits(rowsB * atomB, 8 * atomB, atomB));
-  auto offsetB = [&](int64_t n0, int64_t kk) {
-    int64_t k0 = kk * 16;
-    return tb ? (k0 / perRowB) * rowsB * atomB + n0 * atomB + (k0 % perRowB) * 2
-              : (n0 / perRowB) * rowsB * atomB + k0 * atomB;
-  };
+  Value descB = descriptor(bTile, index(b, loc, 0), bits(rowsB, atomB, tb));
+  auto offsetB = [&](int64_t n0, int64_t kk) { return corner(rowsB, atomB, tb, n0, kk * 16); };
 
   Type f32 = b.getF32Type();
   bool bf16 = aType.getElementType().isBF16();

@@ -32,6 +32,14 @@ inline int64_t wgmmaAtomBytes(mlir::MemRefType type) {
   return rowBytes % 128 == 0 ? 128 : rowBytes;
 }
 
+/// The byte offset of element (row, col) of a wgmma operand tile with `rows`
+/// rows, where row is a multiple of 8 and col of 8 (a core matrix's corner:
+/// the swizzle leaves it in place). Descriptors start there.
+inline int64_t wgmmaCornerOffset(int64_t rows, int64_t atomBytes, int64_t row, int64_t col) {
+  int64_t perRow = atomBytes / 2; // 16-bit elements
+  return (col / perRow) * rows * atomBytes + row * atomBytes + (col % perRow) * 2;
+}
+
 /// The descriptor's layout field (bits 62-63) for an atom: 1 = 128-byte
 /// swizzle, 2 = 64-byte, 3 = 32-byte.
 inline uint64_t wgmmaSwizzleMode(int64_t atomBytes) {
