@@ -92,9 +92,10 @@ for part in "$@"; do
     done ;;
   gemm)
     gemm_shapes=(4096,4096,4096 8192,8192,8192 128,4096,4096 1024,4096,4096 128,8192,8192)
-    ./bin/tl-bench-gemm --config 128,128,64,128,3 --config 128,256,64,256,3 \
-      --config 128,256,64,128,2 --config 128,128,32,128,3 --config 256,128,64,256,3 \
-      --config 64,128,64,128,4 "${gemm_shapes[@]}" 2>&1 | tee "$out/gemm.jsonl"
+    ./bin/tl-bench-gemm --config 128,128,64,128,3 --config 128,128,64,128,4 \
+      --config 128,256,64,256,3 --config 128,128,32,128,3 --config 128,128,32,128,4 \
+      --config 256,128,64,256,3 --config 128,256,32,256,4 --config 64,128,64,128,4 \
+      "${gemm_shapes[@]}" 2>&1 | tee "$out/gemm.jsonl"
     TLC_WGMMA=0 ./bin/tl-bench-gemm --dtype f16 --config 128,128,32,128,3 \
       --config 128,256,64,256,2 4096,4096,4096 2>&1 | sed 's/"tlc": "gemm/"tlc": "gemm-mma.sync/' |
       tee -a "$out/gemm.jsonl"

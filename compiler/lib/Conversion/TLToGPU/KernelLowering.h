@@ -94,6 +94,9 @@ private:
   bool isGlobal(Value v) const;
 
   void barrier(Location loc) { gpu::BarrierOp::create(rewriter, loc); }
+  /// fence.proxy.async: this thread's generic shared writes (stores,
+  /// completed cp.async) become visible to async-proxy readers (wgmma).
+  void fenceProxyAsync(Location loc);
 
   /// Reads what the planning passes recorded (tl-infer-layouts,
   /// tl-plan-pipelines, tl-plan-shared-memory): fragment layouts, pipeline
@@ -444,6 +447,8 @@ private:
     int64_t wgmmaAtom;
   };
   llvm::DenseMap<Value, Rotating> rotating;
+  /// Gemms of pipelined loops planned with their wgmma batches in flight.
+  llvm::DenseSet<Operation *> wgmmaInFlight;
   llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset
   PipelinePlans pipelines;
   /// Steps per thread up to which forSpread unrolls.

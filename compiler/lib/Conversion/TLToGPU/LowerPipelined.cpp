@@ -2,7 +2,9 @@
 //
 // Pipelined loops (PipelinePlan.h decides which copies go asynchronous): the
 // prologue, the waits where the planned copies stood, and the issue of each
-// later iteration's copies as cp.async groups into rotating tile copies.
+// later iteration's copies as cp.async groups into rotating tile copies. A
+// loop planned with its wgmma batches in flight also makes the waited tiles
+// visible to the async proxy (wgmma reads them) and ends with wait_group 0.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
@@ -21,15 +23,17 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
     return lowerBlock(*loop.getBody());
   }
   PipelinePlan plan = planned->second;
-  int64_t stages = plan.stages, groups = static_cast<int64_t>(plan.copies.size());
+  int64_t lookahead = plan.lookahead(), groups = static_cast<int64_t>(plan.copies.size());
   rewriter.setInsertionPoint(loop);
   barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
-  for (int64_t i = 0; i < stages; ++i)
+  for (int64_t i = 0; i < lookahead; ++i)
     issueIteration(loc, plan, body, add(loc, op.getStart(), i), op.getEnd(), op.getStart());
   if (plan.afterEntryCopies) { // all but the prologue's groups: the entry copies
-    NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, static_cast<int32_t>(groups * stages));
+    NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, static_cast<int32_t>(groups * lookahead));
     barrier(loc);
   }
+  if (plan.wgmmaInFlight)
+    body.walk([&](GemmOp gemm) { wgmmaInFlight.insert(gemm); });
 
   rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
   rewriter.eraseOp(op);
@@ -38,7 +42,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   // The loop's header: the views of this iteration's rotating copies. The
   // body's own ops follow; the planned copies among them are replaced below
   // by waits, and the first wait is followed by the issue of iteration
-  // k + stages.
+  // k + lookahead.
   rewriter.setInsertionPointToStart(&loopBody);
   SmallVector<Value> views;
   for (CopyOp copy : plan.copies)
@@ -60,12 +64,14 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
     // barrier publishes both tiles).
     if (!(j + 1 < plan.copies.size() && onlyPureOpsBetween(copy, plan.copies[j + 1]))) {
       rewriter.setInsertionPoint(copy);
-      int64_t ahead = issued ? stages : stages - 1;
+      int64_t ahead = issued ? lookahead : lookahead - 1;
       NVVM::CpAsyncWaitGroupOp::create(rewriter, copy.getLoc(),
                                        static_cast<int32_t>(groups - 1 - j + groups * ahead));
+      if (plan.wgmmaInFlight) // the gemms then need no fence and barrier of their own
+        fenceProxyAsync(copy.getLoc());
       barrier(copy.getLoc());
       if (!issued) {
-        issueIteration(loc, plan, loopBody, add(loc, k, stages), loop.getUpperBound(), start);
+        issueIteration(loc, plan, loopBody, add(loc, k, lookahead), loop.getUpperBound(), start);
         issued = true;
       }
     }
@@ -73,6 +79,8 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   for (CopyOp copy : plan.copies) // after the issue, which reads them
     rewriter.eraseOp(copy);
   rewriter.setInsertionPointAfter(loop);
+  if (plan.wgmmaInFlight) // before anything reads the accumulators or reuses the tiles
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
   NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
   // The header is already thread-level.
   return lowerBlockFrom(loopBody, headerEnd->getNextNode());

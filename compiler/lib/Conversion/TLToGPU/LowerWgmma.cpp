@@ -12,7 +12,10 @@
 //   wgmma.commit_group; wgmma.wait_group 0
 // The wait comes right after the batch: nothing touches an accumulator
 // between a wgmma and its wait, which ptxas would otherwise serialise
-// (C7514), and the tiles may be overwritten after the next barrier.
+// (C7514), and the tiles may be overwritten after the next barrier. In a
+// pipelined loop planned with its batches in flight (PipelinePlan.h) the loop
+// has already fenced and published the tiles, and the gemm waits only for the
+// previous iteration's batch (wait_group 1); the loop waits for the last.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
@@ -30,6 +33,13 @@ SmallVector<std::pair<int64_t, int64_t>> columnChunks(int64_t n) {
 }
 
 } // namespace
+
+void KernelLowering::fenceProxyAsync(Location loc) {
+  MLIRContext *context = rewriter.getContext();
+  NVVM::FenceProxyOp::create(rewriter, loc,
+                             NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
+                             NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
+}
 
 LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   Location loc = op.getLoc();
@@ -133,11 +143,11 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
       steps.push_back({&accumulator, advanced(descA, offsetA(accumulator.block, kk)),
                        advanced(descB, offsetB(accumulator.n0, kk)), kk == 0});
 
-  // Generic writes to the operand tiles reach the async proxy, then wgmma.
-  NVVM::FenceProxyOp::create(b, loc,
-                             NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
-                             NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
-  barrier(loc);
+  bool inFlight = wgmmaInFlight.contains(op);
+  if (!inFlight) { // generic writes to the operand tiles reach the async proxy, then wgmma
+    fenceProxyAsync(loc);
+    barrier(loc);
+  }
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (const Step &step : steps) {
     Accumulator &accumulator = *step.accumulator;
@@ -152,7 +162,7 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
             .getResult();
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(inFlight ? 1 : 0));
   for (const Accumulator &accumulator : accumulators)
     for (int64_t i = 0; i < accumulator.width / 2; ++i)
       memref::StoreOp::create(b, loc, LLVM::ExtractValueOp::create(b, loc, accumulator.value, i),

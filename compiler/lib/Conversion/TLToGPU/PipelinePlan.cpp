@@ -167,6 +167,29 @@ SmallVector<std::pair<CopyOp, int64_t>> entryCopies(PipelinedOp loop, Operation 
   return found;
 }
 
+/// See PipelinePlan.h: the loop's gemms read only its rotating tiles and own
+/// their accumulators within it, on a kernel that took the wgmma layouts.
+bool keepsWgmmaInFlight(KernelOp kernel, PipelinedOp loop, const PipelinePlan &plan) {
+  StringAttr layouts = tlDialect(kernel).getFragmentLayoutAttrHelper().getAttr(kernel);
+  if (plan.stages < 2 || !layouts || layouts.getValue() != "wgmma")
+    return false;
+  llvm::SmallPtrSet<Value, 4> rotatingTiles;
+  for (CopyOp copy : plan.copies)
+    rotatingTiles.insert(copy.getDst());
+  bool any = false, ok = true;
+  loop.walk([&](GemmOp gemm) {
+    any = true;
+    ok &= gemm->getParentOp() == loop.getOperation() && rotatingTiles.contains(gemm.getA()) &&
+          rotatingTiles.contains(gemm.getB());
+    for (Operation *user : gemm.getC().getUsers()) {
+      auto other = dyn_cast<GemmOp>(user);
+      ok &= !loop->isAncestor(user) || (other && other.getC() == gemm.getC() &&
+                                        other.getA() != gemm.getC() && other.getB() != gemm.getC());
+    }
+  });
+  return any && ok;
+}
+
 } // namespace
 
 int64_t knownDivisor(Value value) {
@@ -214,6 +237,7 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts)
       plans.entryCopies[copy.getOperation()] = bytes;
       plan.afterEntryCopies = true;
     }
+    plan.wgmmaInFlight = keepsWgmmaInFlight(kernel, loop, plan);
     plans.loops[loop.getOperation()] = std::move(plan);
   });
   return plans;

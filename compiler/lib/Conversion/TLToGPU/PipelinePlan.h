@@ -27,6 +27,16 @@
 //     later iteration).
 // A loop with no qualifying copy runs as a plain loop.
 //
+// On the wgmma path (sm_90a) a loop may also leave each iteration's wgmma
+// batch in flight while the next iteration waits for its tiles and issues its
+// loads: the gemm waits with wgmma.wait_group 1 (the previous batch done), not
+// 0, and the loop ends with wait_group 0. That holds when num_stages >= 2, every
+// gemm in the loop sits directly in its body, reads only tiles of planned
+// copies, and nothing else in the loop touches its accumulator. A rotating
+// copy is then read until the end of the next iteration, so loads are issued
+// num_stages - 1 iterations ahead instead of num_stages (the same s+1 copies:
+// one read by the batch in flight, one by this iteration's, s-1 loading).
+//
 // The global -> shared copies that stand before a planned loop in the same
 // block (a forward's Q tile, a backward's K and V) go asynchronous too, one
 // cp.async group each, waited for after the loop's prologue: their loads then
@@ -51,6 +61,9 @@ struct PipelinePlan {
   llvm::SmallVector<CopyOp> copies;      // in body order
   llvm::SmallVector<int64_t> pieceBytes; // per copy: 4, 8 or 16
   bool afterEntryCopies = false;         // entry copies to wait for after the prologue
+  bool wgmmaInFlight = false;            // each iteration's wgmma batch outlives it
+  /// Iterations ahead that the loads are issued.
+  int64_t lookahead() const { return wgmmaInFlight ? stages - 1 : stages; }
 };
 
 struct PipelinePlans {
@@ -68,7 +81,7 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts)
 
 /// The plans tl-plan-pipelines recorded in the IR under `root` (its
 /// attributes: tl.async_copy, tl.async_entry_copy, tl.rotating_copies,
-/// tl.waits_entry_copies), as planPipelines made them.
+/// tl.waits_entry_copies, tl.wgmma_in_flight), as planPipelines made them.
 PipelinePlans readPipelinePlans(mlir::Operation *root);
 
 /// The largest power of two (up to 2^20) known to divide an index value built

@@ -4,8 +4,8 @@
 // that they can be read, tested and changed before the lowering follows them:
 // a copy issued asynchronously carries `tl.async_copy` (bytes a piece), one
 // issued ahead of its loop `tl.async_entry_copy`, a loop that waits for such
-// copies `tl.waits_entry_copies`, and a tile with rotating copies
-// `tl.rotating_copies`. readPipelinePlans rebuilds the plans from them.
+// copies `tl.waits_entry_copies`, one whose wgmma batches stay in flight
+// `tl.wgmma_in_flight`, and a tile with rotating copies `tl.rotating_copies`. readPipelinePlans rebuilds the plans from them.
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinePlan.h"
@@ -37,6 +37,7 @@ PipelinePlans readPipelinePlans(Operation *root) {
       PipelinePlan plan;
       plan.stages = static_cast<int64_t>(loop.getNumStages());
       plan.afterEntryCopies = tl.getWaitsEntryCopiesAttrHelper().isAttrPresent(loop);
+      plan.wgmmaInFlight = tl.getWgmmaInFlightAttrHelper().isAttrPresent(loop);
       for (auto copy : loop.getBody().front().getOps<CopyOp>())
         if (IntegerAttr bytes = tl.getAsyncCopyAttrHelper().getAttr(copy)) {
           plan.copies.push_back(copy);
@@ -62,6 +63,8 @@ struct PlanPipelinesPass : public tl::impl::PlanPipelinesBase<PlanPipelinesPass>
           tl.getAsyncCopyAttrHelper().setAttr(copy, b.getI64IntegerAttr(bytes));
         if (plan.afterEntryCopies)
           tl.getWaitsEntryCopiesAttrHelper().setAttr(loop, b.getUnitAttr());
+        if (plan.wgmmaInFlight)
+          tl.getWgmmaInFlightAttrHelper().setAttr(loop, b.getUnitAttr());
       }
       for (auto &[tile, copies] : plans.buffers)
         tl.getRotatingCopiesAttrHelper().setAttr(tile.getDefiningOp(), b.getI64IntegerAttr(copies));

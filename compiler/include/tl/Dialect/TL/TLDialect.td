@@ -39,17 +39,19 @@ def TL_Dialect : Dialect {
     "::mlir::DenseI64ArrayAttr":$grid,
     "::mlir::IntegerAttr":$threads,
     "::mlir::IntegerAttr":$shared_bytes,
-    // tl-infer-layouts: "mma", or "row: <why not mma>" on the tl.kernel (and
+    // tl-infer-layouts: "mma", "wgmma", or "row: <why not mma>" on the tl.kernel (and
     // the gpu.func); a fragment layout attribute on each tl.alloc_fragment.
     "::mlir::StringAttr":$fragment_layout,
     "::mlir::Attribute":$layout,
     // tl-plan-pipelines: on a tl.copy issued asynchronously, the bytes each
     // thread moves a piece (4, 8, 16); on a shared tile, its rotating copies;
-    // on a tl.pipelined loop, that it waits for the entry copies before it.
+    // on a tl.pipelined loop, that it waits for the entry copies before it,
+    // and that its wgmma batches stay in flight across iterations.
     "::mlir::IntegerAttr":$async_copy,
     "::mlir::IntegerAttr":$async_entry_copy,
     "::mlir::IntegerAttr":$rotating_copies,
     "::mlir::UnitAttr":$waits_entry_copies,
+    "::mlir::UnitAttr":$wgmma_in_flight,
     // tl-plan-shared-memory: a shared tile's byte offset in dynamic shared
     // memory.
     "::mlir::IntegerAttr":$offset,
