@@ -18,7 +18,8 @@
 #   bench256  head dim 256: tuned, alternatives and peers           -> bench256.jsonl
 #   sweep     forward and backward configurations at S = 1024 and 4096
 #                                                                -> sweep.jsonl
-#   gemm      tl-bench-gemm (wgmma; mma.sync with TLC_WGMMA=0 at 4096^3) and
+#   gemm      tl-bench-gemm (wgmma and TMA; cp.async with TLC_TMA=0 and
+#             mma.sync with TLC_WGMMA=0 at 4096^3) and
 #             cuBLAS (gemm_peer.py) on the same shapes           -> gemm.jsonl
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test                -> sanitize-gemm.log
@@ -96,6 +97,9 @@ for part in "$@"; do
       --config 128,256,64,256,3 --config 128,128,32,128,3 --config 128,128,32,128,4 \
       --config 256,128,64,256,3 --config 128,256,32,256,4 --config 64,128,64,128,4 \
       "${gemm_shapes[@]}" 2>&1 | tee "$out/gemm.jsonl"
+    TLC_TMA=0 ./bin/tl-bench-gemm --config 128,256,32,256,4 --config 128,256,64,256,3 \
+      4096,4096,4096 8192,8192,8192 2>&1 | sed 's/"tlc": "gemm/"tlc": "gemm-cp.async/' |
+      tee -a "$out/gemm.jsonl"
     TLC_WGMMA=0 ./bin/tl-bench-gemm --dtype f16 --config 128,128,32,128,3 \
       --config 128,256,64,256,2 4096,4096,4096 2>&1 | sed 's/"tlc": "gemm/"tlc": "gemm-mma.sync/' |
       tee -a "$out/gemm.jsonl"

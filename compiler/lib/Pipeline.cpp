@@ -38,6 +38,8 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
                         llvm::cl::init(true)};
   Option<bool> wgmma{*this, "wgmma", llvm::cl::desc("wgmma for the gemms that allow it (sm_90a)"),
                      llvm::cl::init(false)};
+  Option<bool> tma{*this, "tma", llvm::cl::desc("TMA loads where the wgmma path allows them"),
+                   llvm::cl::init(true)};
 };
 
 } // namespace
@@ -48,8 +50,8 @@ void registerTLPipelines() {
       "tl -> per-thread code in a gpu.module: tl-infer-layouts, tl-plan-pipelines, "
       "tl-plan-shared-memory, convert-tl-to-gpu, tl-approximate-math, tl-elide-barriers",
       [](mlir::OpPassManager &pm, const GPULoweringOptions &options) {
-        buildGPULowering(
-            pm, {options.target, options.sharedMemoryLimit, options.fastMath, options.wgmma});
+        buildGPULowering(pm, {options.target, options.sharedMemoryLimit, options.fastMath,
+                              options.wgmma, options.tma});
       });
 }
 
@@ -74,7 +76,9 @@ void buildGPUPlanning(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   InferFragmentLayoutsOptions layouts;
   layouts.wgmma = options.wgmma;
   pm.addPass(createInferFragmentLayouts(layouts));
-  pm.addPass(createPlanPipelines());
+  PlanPipelinesOptions pipelines;
+  pipelines.tma = options.tma;
+  pm.addPass(createPlanPipelines(pipelines));
   pm.addPass(createPlanSharedMemory());
 }
 
@@ -110,6 +114,7 @@ void buildGPUPipeline(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   mlir::ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true; // kernel parameters are plain pointers
   kernels.addPass(mlir::createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createPassTensorMaps());
   // NVVM ops with no LLVM intrinsic (wgmma.mma_async) become inline PTX.
   kernels.addPass(mlir::createConvertNVVMToLLVMPass());
   kernels.addPass(mlir::createReconcileUnrealizedCastsPass());

@@ -38,6 +38,9 @@ struct CudaDriver::Api {
   Result (*cuEventRecord)(CUevent, CUstream);
   Result (*cuEventSynchronize)(CUevent);
   Result (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  Result (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const std::uint64_t *,
+                                   const std::uint64_t *, const unsigned *, const unsigned *, int,
+                                   int, int, int) = nullptr; // CUDA 12 on; optional
   Result (*cuGetErrorName)(Result, const char **);
   Result (*cuGetErrorString)(Result, const char **);
 };
@@ -90,6 +93,8 @@ bool CudaDriver::open(std::string &why) {
   bind(api_->cuEventRecord, "cuEventRecord");
   bind(api_->cuEventSynchronize, "cuEventSynchronize");
   bind(api_->cuEventElapsedTime, "cuEventElapsedTime");
+  api_->cuTensorMapEncodeTiled = reinterpret_cast<decltype(api_->cuTensorMapEncodeTiled)>(
+      dlsym(library, "cuTensorMapEncodeTiled"));
   bind(api_->cuGetErrorName, "cuGetErrorName");
   bind(api_->cuGetErrorString, "cuGetErrorString");
   if (missing)
@@ -205,6 +210,25 @@ CUmodule CudaDriver::loadModule(const std::string &image, const std::string &ker
     }
   }
   return module;
+}
+
+CudaDriver::TensorMap CudaDriver::encodeTiledTensorMap(int dataType, CUdeviceptr address,
+                                                       const std::vector<std::uint64_t> &dims,
+                                                       const std::vector<std::uint64_t> &strides,
+                                                       const std::vector<std::uint32_t> &box,
+                                                       int swizzle, const std::string &what) {
+  if (!api_->cuTensorMapEncodeTiled)
+    throw CudaError("the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12 or later), which " +
+                    what + " needs");
+  constexpr int kNoInterleave = 0, kL2Promotion128B = 2, kZerosPastTheEnd = 0;
+  std::vector<unsigned> elementStrides(dims.size(), 1);
+  TensorMap map{};
+  check(api_->cuTensorMapEncodeTiled(&map, dataType, static_cast<unsigned>(dims.size()),
+                                     reinterpret_cast<void *>(address), dims.data(), strides.data(),
+                                     box.data(), elementStrides.data(), kNoInterleave, swizzle,
+                                     kL2Promotion128B, kZerosPastTheEnd),
+        "cuTensorMapEncodeTiled", what);
+  return map;
 }
 
 CUfunction CudaDriver::function(CUmodule module, const std::string &kernel) {

@@ -2,6 +2,7 @@
 #include "tl/runtime/GPUKernel.h"
 
 #include "tl/Compiler/CrashHandler.h"
+#include "tl/runtime/TensorMaps.h"
 
 #include <algorithm>
 
@@ -84,6 +85,11 @@ void GPUKernel::launchPointers(std::vector<CUdeviceptr> pointers, CUstream strea
   std::vector<void *> params;
   for (CUdeviceptr &pointer : pointers)
     params.push_back(&pointer);
+  // TMA descriptors by value after the tensors (encoding costs about a
+  // microsecond of host time each).
+  std::vector<CudaDriver::TensorMap> maps = encodeTensorMaps(*driver_, binary_, pointers);
+  for (CudaDriver::TensorMap &map : maps)
+    params.push_back(&map);
   unsigned grid[3] = {1, 1, 1};
   for (std::size_t d = 0; d < binary_.grid.size(); ++d)
     grid[d] = static_cast<unsigned>(binary_.grid[d]);

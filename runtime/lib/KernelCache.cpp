@@ -79,6 +79,15 @@ std::string serialize(const GPUBinary &b) {
     putField(out, toString(p.dtype)); // by name: the enum's order may change
     putField(out, p.output ? "1" : "0");
   }
+  putField(out, std::to_string(b.tensorMaps.size()));
+  for (const TensorMapParam &map : b.tensorMaps) {
+    std::ostringstream box;
+    for (std::int64_t extent : map.box)
+      box << extent << ' ';
+    putField(out, std::to_string(map.param));
+    putField(out, box.str());
+    putField(out, std::to_string(map.swizzle));
+  }
   putField(out, b.ptx);
   putField(out, b.cubin);
   return out.str();
@@ -116,6 +125,14 @@ std::optional<GPUBinary> deserialize(const std::string &payload) {
     p.dtype = *type;
     p.output = output == "1";
     b.params.push_back(std::move(p));
+  }
+  if (!getField(in, count))
+    return std::nullopt;
+  for (long i = 0, n = std::atol(count.c_str()); i < n; ++i) {
+    std::string param, box, swizzle;
+    if (!getField(in, param) || !getField(in, box) || !getField(in, swizzle))
+      return std::nullopt;
+    b.tensorMaps.push_back({std::atoll(param.c_str()), numbers(box), std::atoll(swizzle.c_str())});
   }
   if (!getField(in, b.ptx) || !getField(in, b.cubin))
     return std::nullopt;
@@ -236,6 +253,9 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
   // TLC_WGMMA=0 keeps sm_90a's gemms on mma.sync (to compare the two paths).
   const char *wgmma = std::getenv("TLC_WGMMA");
   options.wgmma = !(wgmma && std::string(wgmma) == "0");
+  // TLC_TMA=0 keeps the wgmma path's loads on cp.async (likewise).
+  const char *tma = std::getenv("TLC_TMA");
+  options.tma = !(tma && std::string(tma) == "0");
   if (!useCache || !KernelCache::enabledByEnvironment()) {
     GPUBinary binary = compileForGPU(program, arch, options);
     assembleWherePossible(binary);
@@ -246,7 +266,7 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
   static std::unordered_map<std::string, GPUBinary> memory;
   std::string key = KernelCache::key(
       program, (sharedMemoryLimit ? arch + " shared<=" + std::to_string(sharedMemoryLimit) : arch) +
-                   (options.wgmma ? "" : " mma.sync"));
+                   (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async"));
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = memory.find(key); it != memory.end()) {

@@ -6,12 +6,16 @@
 // previous batch only (wait_group 1), the loop's tile wait also fences the
 // async proxy (so the gemm needs no barrier of its own), loads go
 // num_stages - 1 iterations ahead, and the loop ends with wait_group 0.
+// (A's rows here are 520 bytes apart, which TMA cannot stride: the loads stay
+// cp.async, in 8-byte pieces. tma.mlir has the TMA loop.)
 
 // PLAN-LABEL: func.func @gemm_loop
 // PLAN: tl.alloc_shared {tl.rotating_copies = 4 : i64}
 // PLAN: tl.alloc_shared {tl.rotating_copies = 4 : i64}
 // PLAN: tl.pipelined {{.*}} stages 3 attributes {tl.wgmma_in_flight}
+// PLAN-NOT: tl.tma_loads
 // CHECK-LABEL: gpu.func @gemm_loop
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
 // The prologue: two iterations ahead, two groups (A, B) each.
 // CHECK-COUNT-4: nvvm.cp.async.commit.group
 // CHECK: scf.for
@@ -30,7 +34,7 @@
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
-func.func @gemm_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
+func.func @gemm_loop(%A: memref<128x260xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
   tl.kernel grid [1] threads 128 {
   ^bb0(%bx: index):
     %c0 = arith.constant 0 : index
@@ -44,7 +48,7 @@ func.func @gemm_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memre
     tl.pipelined %c0 to %c8 stages 3 {
     ^bb0(%k: index):
       %k0 = arith.muli %k, %c32 : index
-      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
+      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x260xf16> to memref<128x32xf16, #tl.scope<shared>>
       tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
       tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
     }
@@ -59,7 +63,7 @@ func.func @gemm_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memre
 // must be finished before the copy, so the gemm waits for it (wait_group 0)
 // and fences and publishes its tiles itself.
 // PLAN-LABEL: func.func @accumulator_read_in_loop
-// PLAN: tl.pipelined {{.*}} stages 3 {
+// PLAN: tl.pipelined {{.*}} stages 3 attributes {tl.tma_loads} {
 // CHECK-LABEL: gpu.func @accumulator_read_in_loop
 // CHECK: scf.for
 // CHECK: nvvm.fence.proxy
@@ -95,7 +99,7 @@ func.func @accumulator_read_in_loop(%A: memref<128x256xf16>, %B: memref<256x128x
 
 // One stage leaves no iteration to overlap with: the batch is waited for.
 // PLAN-LABEL: func.func @one_stage
-// PLAN: tl.pipelined {{.*}} stages 1 {
+// PLAN: tl.pipelined {{.*}} stages 1 attributes {tl.tma_loads} {
 // CHECK-LABEL: gpu.func @one_stage
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1

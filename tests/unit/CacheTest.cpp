@@ -1,6 +1,7 @@
 // The on-disk kernel cache and tl::jit. These need no GPU: PTX is compiled here.
 #include "Numerics.h"
 
+#include "gemm/gemm.h"
 #include "tl/dsl.h"
 #include "tl/runtime/Jit.h"
 #include "tl/runtime/KernelCache.h"
@@ -53,6 +54,7 @@ void requireSame(const tl::GPUBinary &a, const tl::GPUBinary &b) {
   CHECK(a.threads == b.threads);
   CHECK(a.sharedBytes == b.sharedBytes);
   CHECK(a.fragmentLayout == b.fragmentLayout);
+  CHECK(a.tensorMaps == b.tensorMaps);
   REQUIRE(a.params.size() == b.params.size());
   for (std::size_t i = 0; i < a.params.size(); ++i) {
     CHECK(a.params[i].name == b.params[i].name);
@@ -77,6 +79,19 @@ TEST_CASE("a stored kernel loads back whole", "[cache]") {
   requireSame(*loaded, binary);
   cache.clear();
   CHECK_FALSE(cache.load(key));
+}
+
+TEST_CASE("a stored TMA kernel keeps its tensor maps", "[cache]") {
+  TempDir dir;
+  KernelCache cache(dir.path.string());
+  Program p = tl::kernels::gemm::gemm(256, 256, 256, tl::DType::f16, tl::DType::f16, false, false);
+  tl::GPUBinary binary = tl::compileForGPU(p, "sm_90a");
+  REQUIRE(binary.tensorMaps.size() == 2); // A's boxes and B's
+  std::string key = KernelCache::key(p, "sm_90a");
+  cache.store(key, binary);
+  std::optional<tl::GPUBinary> loaded = cache.load(key);
+  REQUIRE(loaded);
+  requireSame(*loaded, binary);
 }
 
 TEST_CASE("keys change with the program and the target", "[cache]") {

@@ -193,7 +193,18 @@ std::string header(const tl::GPUBinary &b, const std::string &source) {
     h << "}, tl::DType::" << tl::toString(p.dtype) << ", " << (p.output ? "true" : "false")
       << "},\n";
   }
-  h << "    };\n    b.ptx = R\"tlc_ptx(" << b.ptx << ")tlc_ptx\";\n";
+  h << "    };\n";
+  if (!b.tensorMaps.empty()) { // TMA descriptors, encoded at each launch
+    h << "    b.tensorMaps = {\n";
+    for (const tl::TensorMapParam &map : b.tensorMaps) {
+      h << "        {" << map.param << ", {";
+      for (std::size_t i = 0; i < map.box.size(); ++i)
+        h << (i ? ", " : "") << map.box[i];
+      h << "}, " << map.swizzle << "},\n";
+    }
+    h << "    };\n";
+  }
+  h << "    b.ptx = R\"tlc_ptx(" << b.ptx << ")tlc_ptx\";\n";
   if (!b.cubin.empty()) { // ptxas's cubin for b.arch (the PTX stays as a fallback)
     h << "    static const unsigned char cubin[] = {";
     for (std::size_t i = 0; i < b.cubin.size(); ++i)

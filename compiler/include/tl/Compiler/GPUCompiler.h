@@ -13,6 +13,18 @@
 
 namespace tl {
 
+/// A TMA tensor map a kernel takes after its parameters (a 128-byte
+/// CUtensorMap by value): the runtime encodes it at launch from parameter
+/// `param`'s device address, shape and dtype (row-major), for boxes of `box`
+/// elements landing in shared memory with a `swizzle`-byte swizzle; elements
+/// past the tensor's end read as zeros.
+struct TensorMapParam {
+  std::int64_t param = 0;        // index into GPUBinary::params
+  std::vector<std::int64_t> box; // the tensor's dimensions, outermost first
+  std::int64_t swizzle = 0;      // bytes: 0, 32, 64 or 128
+  bool operator==(const TensorMapParam &) const = default;
+};
+
 /// What launching a compiled kernel needs.
 struct GPUBinary {
   std::string name;               // the kernel's entry symbol
@@ -24,6 +36,7 @@ struct GPUBinary {
   std::int64_t sharedBytes = 0;   // dynamic shared memory per block
   std::vector<Param> params;      // one bare device pointer each
   std::string fragmentLayout;     // "wgmma", "mma", or "row: <why not mma>"
+  std::vector<TensorMapParam> tensorMaps; // parameters after `params`, in order
 };
 
 /// The dynamic shared memory one block may opt in to on `arch`, in bytes:
@@ -50,6 +63,9 @@ struct GPUCompileOptions {
   /// memory run them as wgmma (warpgroup accumulators, descriptor-addressed
   /// swizzled tiles); false keeps mma.sync everywhere.
   bool wgmma = true;
+  /// On the wgmma path, pipelined loops load their tiles by TMA on mbarriers
+  /// where every copy allows it (else cp.async); false keeps cp.async.
+  bool tma = true;
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,

@@ -22,6 +22,8 @@ struct GPUPipelineOptions {
   bool fastMath = true;
   /// wgmma for the gemms that allow it (sm_90a only).
   bool wgmma = false;
+  /// TMA loads for pipelined loops on the wgmma path whose copies allow them.
+  bool tma = true;
 };
 
 /// The GPU path's decisions, recorded on the tl program as attributes:

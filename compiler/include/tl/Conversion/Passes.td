@@ -53,8 +53,15 @@ def PlanPipelines : Pass<"tl-plan-pipelines", "::mlir::ModuleOp"> {
     `tl.async_copy` (the bytes a thread moves a piece); their tiles get
     `tl.rotating_copies` (num_stages + 1); copies before the loop that can
     overlap its first iterations get `tl.async_entry_copy`, and the loop
-    `tl.waits_entry_copies`. The conditions are in PipelinePlan.h.
+    `tl.waits_entry_copies`. On the wgmma path a loop may keep its wgmma
+    batches in flight (`tl.wgmma_in_flight`) and, with `tma`, load its tiles
+    by TMA on mbarriers (`tl.tma_loads`). The conditions are in
+    PipelinePlan.h.
   }];
+  let options = [
+    Option<"tma", "tma", "bool", /*default=*/"true",
+           "TMA loads for the loops whose copies allow them (the wgmma path)">,
+  ];
 }
 
 def PlanSharedMemory : Pass<"tl-plan-shared-memory", "::mlir::ModuleOp"> {
@@ -93,6 +100,20 @@ def ElideBarriers : Pass<"tl-elide-barriers", "::mlir::ModuleOp"> {
     (`tl.shared_range`), global ones by kernel argument. BarrierElision.h has
     the rules and what it assumes.
   }];
+}
+
+def PassTensorMaps : Pass<"tl-pass-tensor-maps"> {
+  let summary = "Make a lowered kernel's tensor-map parameters by-value grid constants";
+  let description = [{
+    After convert-gpu-to-nvvm: the trailing parameters of an nvvm.kernel
+    llvm.func that lists tensor maps (`tl.tensor_maps`, one per parameter, in
+    order) become 128-byte by-value, 64-byte aligned `nvvm.grid_constant`
+    parameters, as TMA wants a CUtensorMap (`.param .align 64 .b8 [128]`,
+    addressed in the parameter space). The gpu.func cannot carry them itself:
+    the NVVM dialect allows grid constants on kernels only, and the
+    conversion drops by-value attributes.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
 }
 
 def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {

@@ -56,6 +56,9 @@ LogicalResult KernelLowering::run() {
   if (failed(swizzleAccesses()))
     return failure();
   tlDialect(func).getSharedBytesAttrHelper().setAttr(func, rewriter.getI64IntegerAttr(sharedBytes));
+  if (!tensorMaps.empty())
+    tlDialect(func).getTensorMapsAttrHelper().setAttr(
+        func, ArrayAttr::get(func.getContext(), tensorMaps));
   return checkSharedLimit();
 }
 

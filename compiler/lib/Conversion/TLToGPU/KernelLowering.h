@@ -249,6 +249,26 @@ private:
   void issueIteration(Location loc, const PipelinePlan &plan, Block &body, Value k, Value end,
                       Value start);
 
+  //===--------------------------------------------------------------------===//
+  // TMA loads (LowerTma.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// The kernel's tensor-map parameter for boxes of `box` elements of
+  /// `copy`'s source with a `swizzle`-byte swizzle: a new trailing argument
+  /// of the gpu.func (byval 128 bytes, align 64, grid_constant) the first
+  /// time, listed in tensorMaps.
+  Value tensorMapArgument(CopyOp copy, ArrayRef<int64_t> box, int64_t swizzle);
+  /// One mbarrier (arrival count 1) per rotating copy, initialised by thread
+  /// 0; the caller's barrier publishes them.
+  Value initTmaBarriers(Location loc, int64_t copies);
+  Value mbarrierAddress(Location loc, Value barriers, Value slot);
+  /// Thread 0 arms the mbarrier of iteration k's rotating copy with the
+  /// iteration's bytes and issues its boxes (when k < end).
+  void issueTmaIteration(Location loc, const PipelinePlan &plan, Block &body, Value k, Value end,
+                         Value start, Value barriers);
+  /// Every thread waits for iteration k's boxes: the phase of its mbarrier.
+  void waitTmaIteration(Location loc, Value k, Value start, int64_t copies, Value barriers);
+
   /// `value` as iteration `k` computes it: the pure ops of `body` between the
   /// induction variable and `value` are cloned with k in its place.
   Value atIteration(Value value, Block &body, IRMapping &map);
@@ -447,6 +467,8 @@ private:
     int64_t wgmmaAtom;
   };
   llvm::DenseMap<Value, Rotating> rotating;
+  /// The tensor maps the kernel takes after its own parameters, in order.
+  SmallVector<Attribute> tensorMaps;
   /// Gemms of pipelined loops planned with their wgmma batches in flight.
   llvm::DenseSet<Operation *> wgmmaInFlight;
   llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset

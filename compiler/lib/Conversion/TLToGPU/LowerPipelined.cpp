@@ -23,11 +23,21 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
     return lowerBlock(*loop.getBody());
   }
   PipelinePlan plan = planned->second;
-  int64_t lookahead = plan.lookahead(), groups = static_cast<int64_t>(plan.copies.size());
+  int64_t lookahead = plan.lookahead();
+  // cp.async groups an iteration commits (TMA loads commit none).
+  int64_t groups = plan.tmaLoads ? 0 : static_cast<int64_t>(plan.copies.size());
+  int64_t copies = plan.stages + 1;
   rewriter.setInsertionPoint(loop);
+  Value barriers = plan.tmaLoads ? initTmaBarriers(loc, copies) : Value();
   barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
+  auto issue = [&](Block &from, Value k, Value end, Value start) {
+    if (plan.tmaLoads)
+      issueTmaIteration(loc, plan, from, k, end, start, barriers);
+    else
+      issueIteration(loc, plan, from, k, end, start);
+  };
   for (int64_t i = 0; i < lookahead; ++i)
-    issueIteration(loc, plan, body, add(loc, op.getStart(), i), op.getEnd(), op.getStart());
+    issue(body, add(loc, op.getStart(), i), op.getEnd(), op.getStart());
   if (plan.afterEntryCopies) { // all but the prologue's groups: the entry copies
     NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, static_cast<int32_t>(groups * lookahead));
     barrier(loc);
@@ -62,7 +72,15 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
     // only pure ops (index math) between them, needs no wait of its own:
     // groups complete in order, so the next one's wait covers it (and its
     // barrier publishes both tiles).
-    if (!(j + 1 < plan.copies.size() && onlyPureOpsBetween(copy, plan.copies[j + 1]))) {
+    if (plan.tmaLoads) { // one mbarrier phase covers all of an iteration's tiles
+      if (!issued) {
+        rewriter.setInsertionPoint(copy);
+        waitTmaIteration(copy.getLoc(), k, start, copies, barriers);
+        barrier(copy.getLoc());
+        issue(loopBody, add(loc, k, lookahead), loop.getUpperBound(), start);
+        issued = true;
+      }
+    } else if (!(j + 1 < plan.copies.size() && onlyPureOpsBetween(copy, plan.copies[j + 1]))) {
       rewriter.setInsertionPoint(copy);
       int64_t ahead = issued ? lookahead : lookahead - 1;
       NVVM::CpAsyncWaitGroupOp::create(rewriter, copy.getLoc(),
@@ -71,7 +89,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
         fenceProxyAsync(copy.getLoc());
       barrier(copy.getLoc());
       if (!issued) {
-        issueIteration(loc, plan, loopBody, add(loc, k, lookahead), loop.getUpperBound(), start);
+        issue(loopBody, add(loc, k, lookahead), loop.getUpperBound(), start);
         issued = true;
       }
     }

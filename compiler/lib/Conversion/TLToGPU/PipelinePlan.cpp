@@ -167,6 +167,43 @@ SmallVector<std::pair<CopyOp, int64_t>> entryCopies(PipelinedOp loop, Operation 
   return found;
 }
 
+/// Where TMA can load a planned copy (PipelinePlan.h): into a wgmma operand
+/// tile (whose layout is TMA's swizzle) of at most 256 rows, from a
+/// row-major tensor of at most 5 dimensions whose strides are multiples of 16
+/// bytes, the region's non-unit extents being the tile's rows and columns,
+/// columns innermost.
+bool tmaCapable(CopyOp copy, const llvm::SmallPtrSetImpl<Value> &wgmmaOperands) {
+  auto src = cast<MemRefType>(copy.getSrc().getType());
+  auto dst = cast<MemRefType>(copy.getDst().getType());
+  if (!wgmmaOperands.contains(copy.getDst()) || dst.getRank() != 2 ||
+      dst.getElementTypeBitWidth() != 16 || dst.getDimSize(0) > 256 || src.getRank() > 5 ||
+      !src.hasStaticShape())
+    return false;
+  int64_t stride = src.getElementTypeBitWidth() / 8;
+  for (int64_t d = src.getRank() - 1; d > 0; --d)
+    if ((stride *= src.getDimSize(d)) % 16)
+      return false;
+  ArrayRef<int64_t> sizes = copy.getSrcSizes();
+  SmallVector<int64_t> extents;
+  for (int64_t size : sizes)
+    if (size != 1)
+      extents.push_back(size);
+  return sizes.back() == dst.getDimSize(1) &&
+         extents == SmallVector<int64_t>{dst.getDimSize(0), dst.getDimSize(1)};
+}
+
+/// The A and B tiles of the gemms of a kernel that took the wgmma layouts.
+llvm::SmallPtrSet<Value, 8> wgmmaOperands(KernelOp kernel) {
+  llvm::SmallPtrSet<Value, 8> operands;
+  StringAttr layouts = tlDialect(kernel).getFragmentLayoutAttrHelper().getAttr(kernel);
+  if (layouts && layouts.getValue() == "wgmma")
+    kernel.walk([&](GemmOp gemm) {
+      operands.insert(gemm.getA());
+      operands.insert(gemm.getB());
+    });
+  return operands;
+}
+
 /// See PipelinePlan.h: the loop's gemms read only its rotating tiles and own
 /// their accumulators within it, on a kernel that took the wgmma layouts.
 bool keepsWgmmaInFlight(KernelOp kernel, PipelinedOp loop, const PipelinePlan &plan) {
@@ -214,9 +251,10 @@ int64_t knownDivisor(Value value) {
   return 1;
 }
 
-PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts) {
+PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts, bool tma) {
   Operation *func = kernel->getParentOp(); // whose arguments are the global tensors
   PipelinePlans plans;
+  llvm::SmallPtrSet<Value, 8> tmaTargets = wgmmaOperands(kernel);
   kernel.walk([&](PipelinedOp loop) {
     int64_t stages = static_cast<int64_t>(loop.getNumStages());
     if (stages < 1)
@@ -238,6 +276,8 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts)
       plan.afterEntryCopies = true;
     }
     plan.wgmmaInFlight = keepsWgmmaInFlight(kernel, loop, plan);
+    plan.tmaLoads =
+        tma && llvm::all_of(plan.copies, [&](CopyOp copy) { return tmaCapable(copy, tmaTargets); });
     plans.loops[loop.getOperation()] = std::move(plan);
   });
   return plans;

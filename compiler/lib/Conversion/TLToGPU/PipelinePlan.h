@@ -37,6 +37,16 @@
 // num_stages - 1 iterations ahead instead of num_stages (the same s+1 copies:
 // one read by the batch in flight, one by this iteration's, s-1 loading).
 //
+// On the wgmma path the planned copies of a loop go by TMA instead of cp.async
+// when every one of them can (tmaCapable in PipelinePlan.cpp): it loads a
+// wgmma operand tile (whose layout is TMA's swizzle) of at most 256 rows from
+// a row-major tensor of at most 5 dimensions whose strides are multiples of 16
+// bytes, the region's non-unit extents being the tile's rows and columns.
+// One thread issues an iteration's boxes (one per swizzle-atom column block)
+// on the mbarrier of its rotating copy, expecting their bytes; every thread
+// waits on that mbarrier's phase where the first copy stood. Boxes past the
+// tensor's end read zeros, as cp.async's do.
+//
 // The global -> shared copies that stand before a planned loop in the same
 // block (a forward's Q tile, a backward's K and V) go asynchronous too, one
 // cp.async group each, waited for after the loop's prologue: their loads then
@@ -62,6 +72,7 @@ struct PipelinePlan {
   llvm::SmallVector<int64_t> pieceBytes; // per copy: 4, 8 or 16
   bool afterEntryCopies = false;         // entry copies to wait for after the prologue
   bool wgmmaInFlight = false;            // each iteration's wgmma batch outlives it
+  bool tmaLoads = false;                 // the copies go by TMA, on mbarriers
   /// Iterations ahead that the loads are issued.
   int64_t lookahead() const { return wgmmaInFlight ? stages - 1 : stages; }
 };
@@ -76,12 +87,14 @@ struct PipelinePlans {
 };
 
 /// The plans of `kernel`'s pipelined loops (`layouts`: its tensors'
-/// index-map layouts, lowering::indexMapLayouts).
-PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts);
+/// index-map layouts, lowering::indexMapLayouts; `tma`: whether loops on the
+/// wgmma path may load by TMA).
+PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts, bool tma = true);
 
 /// The plans tl-plan-pipelines recorded in the IR under `root` (its
 /// attributes: tl.async_copy, tl.async_entry_copy, tl.rotating_copies,
-/// tl.waits_entry_copies, tl.wgmma_in_flight), as planPipelines made them.
+/// tl.waits_entry_copies, tl.wgmma_in_flight, tl.tma_loads), as planPipelines
+/// made them.
 PipelinePlans readPipelinePlans(mlir::Operation *root);
 
 /// The largest power of two (up to 2^20) known to divide an index value built

@@ -5,7 +5,8 @@
 // a copy issued asynchronously carries `tl.async_copy` (bytes a piece), one
 // issued ahead of its loop `tl.async_entry_copy`, a loop that waits for such
 // copies `tl.waits_entry_copies`, one whose wgmma batches stay in flight
-// `tl.wgmma_in_flight`, and a tile with rotating copies `tl.rotating_copies`. readPipelinePlans rebuilds the plans from them.
+// `tl.wgmma_in_flight`, one whose copies go by TMA `tl.tma_loads`, and a tile with rotating copies
+// `tl.rotating_copies`. readPipelinePlans rebuilds the plans from them.
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinePlan.h"
@@ -38,6 +39,7 @@ PipelinePlans readPipelinePlans(Operation *root) {
       plan.stages = static_cast<int64_t>(loop.getNumStages());
       plan.afterEntryCopies = tl.getWaitsEntryCopiesAttrHelper().isAttrPresent(loop);
       plan.wgmmaInFlight = tl.getWgmmaInFlightAttrHelper().isAttrPresent(loop);
+      plan.tmaLoads = tl.getTmaLoadsAttrHelper().isAttrPresent(loop);
       for (auto copy : loop.getBody().front().getOps<CopyOp>())
         if (IntegerAttr bytes = tl.getAsyncCopyAttrHelper().getAttr(copy)) {
           plan.copies.push_back(copy);
@@ -53,9 +55,10 @@ PipelinePlans readPipelinePlans(Operation *root) {
 namespace {
 
 struct PlanPipelinesPass : public tl::impl::PlanPipelinesBase<PlanPipelinesPass> {
+  using PlanPipelinesBase::PlanPipelinesBase;
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
-      PipelinePlans plans = planPipelines(kernel, lowering::indexMapLayouts(kernel));
+      PipelinePlans plans = planPipelines(kernel, lowering::indexMapLayouts(kernel), tma);
       TLDialect &tl = tlDialect(kernel);
       Builder b(kernel.getContext());
       for (auto &[loop, plan] : plans.loops) {
@@ -65,6 +68,8 @@ struct PlanPipelinesPass : public tl::impl::PlanPipelinesBase<PlanPipelinesPass>
           tl.getWaitsEntryCopiesAttrHelper().setAttr(loop, b.getUnitAttr());
         if (plan.wgmmaInFlight)
           tl.getWgmmaInFlightAttrHelper().setAttr(loop, b.getUnitAttr());
+        if (plan.tmaLoads)
+          tl.getTmaLoadsAttrHelper().setAttr(loop, b.getUnitAttr());
       }
       for (auto &[tile, copies] : plans.buffers)
         tl.getRotatingCopiesAttrHelper().setAttr(tile.getDefiningOp(), b.getI64IntegerAttr(copies));

@@ -67,6 +67,18 @@ LogicalResult WgmmaRowLayoutAttr::verify(function_ref<InFlightDiagnostic()> emit
   return verifyWarps(emitError, warpsM, warpsN);
 }
 
+LogicalResult TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t param,
+                                    ArrayRef<int64_t> box, int64_t swizzle) {
+  if (param < 0)
+    return emitError() << "a tensor map names a parameter by its index, got " << param;
+  if (box.empty() || box.size() > 5 ||
+      llvm::any_of(box, [](int64_t extent) { return extent < 1 || extent > 256; }))
+    return emitError() << "a TMA box has 1 to 5 dimensions of 1 to 256 elements";
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "a TMA swizzle is 0, 32, 64 or 128 bytes, got " << swizzle;
+  return success();
+}
+
 int64_t IndexMapLayoutAttr::getPhysicalSize() const {
   int64_t size = 1;
   for (int64_t extent : getPhysicalShape())

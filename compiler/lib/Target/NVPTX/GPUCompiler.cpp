@@ -164,7 +164,7 @@ void checkArch(const std::string &arch) {
 
 GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOptions &options) {
   return {arch, options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch),
-          options.fastMath, /*wgmma=*/arch == "sm_90a" && options.wgmma};
+          options.fastMath, /*wgmma=*/arch == "sm_90a" && options.wgmma, options.tma};
 }
 
 /// The program lowered by buildGPUPipeline, and its kernel module.
@@ -234,6 +234,10 @@ GPUBinary compileForGPU(const ModuleHandle &program, const std::string &arch,
       binary.sharedBytes = shared.getInt();
     if (auto layout = tl.getFragmentLayoutAttrHelper().getAttr(func))
       binary.fragmentLayout = layout.str();
+    if (auto maps = tl.getTensorMapsAttrHelper().getAttr(func))
+      for (auto map : maps.getAsRange<TensorMapAttr>())
+        binary.tensorMaps.push_back(
+            {map.getParam(), {map.getBox().begin(), map.getBox().end()}, map.getSwizzle()});
   });
   binary.ptx = emitPTX(gpuModule, arch, p.name, timing);
   return binary;

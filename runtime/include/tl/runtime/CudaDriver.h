@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tl::runtime {
 
@@ -61,6 +62,22 @@ public:
   void record(CUevent event, CUstream stream = nullptr);
   /// Milliseconds between two recorded events (waits for the second).
   float elapsed(CUevent start, CUevent stop);
+
+  /// A TMA descriptor (CUtensorMap): 128 bytes, 64-byte aligned, passed to a
+  /// kernel by value.
+  struct alignas(64) TensorMap {
+    std::uint64_t words[16];
+  };
+  /// cuTensorMapEncodeTiled with no interleave, 128-byte L2 promotion and
+  /// zeros past the ends. `dims`, `box`: innermost first; `strides`: bytes,
+  /// of dims 1.. ; `dataType`, `swizzle`: the driver's enumerators. Throws
+  /// CudaError naming `what` when the driver lacks the call (before CUDA 12)
+  /// or refuses the arguments (TensorMaps.h checks them first).
+  TensorMap encodeTiledTensorMap(int dataType, CUdeviceptr address,
+                                 const std::vector<std::uint64_t> &dims,
+                                 const std::vector<std::uint64_t> &strides,
+                                 const std::vector<std::uint32_t> &box, int swizzle,
+                                 const std::string &what);
 
 private:
   CudaDriver() = default;

@@ -113,4 +113,18 @@ def TL_WgmmaRowLayoutAttr : TL_Attr<"WgmmaRowLayout", "wgmma_row"> {
   let genVerifyDecl = 1;
 }
 
+// A TMA tensor map a lowered kernel takes after its parameters (a 128-byte
+// CUtensorMap by value, __grid_constant__), which the runtime encodes at
+// launch from parameter `param`'s address, shape and element type: boxes of
+// `box` elements (the tensor's dimensions, outermost first), landing in
+// shared memory with a `swizzle`-byte swizzle (0, 32, 64 or 128).
+def TL_TensorMapAttr : TL_Attr<"TensorMap", "tensor_map"> {
+  let summary = "a TMA tensor map parameter of a lowered kernel";
+  let parameters = (ins "int64_t":$param, ArrayRefParameter<"int64_t">:$box,
+                        "int64_t":$swizzle);
+  let assemblyFormat =
+      "`<` `param` `=` $param `,` `box` `=` `[` $box `]` `,` `swizzle` `=` $swizzle `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // TL_ATTRS_TD

@@ -52,6 +52,11 @@ def TL_Dialect : Dialect {
     "::mlir::IntegerAttr":$rotating_copies,
     "::mlir::UnitAttr":$waits_entry_copies,
     "::mlir::UnitAttr":$wgmma_in_flight,
+    // ... and that its planned copies go by TMA (sm_90a), completing on
+    // mbarriers; the lowered kernel then lists its tensor maps
+    // (#tl.tensor_map, in the order of its extra parameters).
+    "::mlir::UnitAttr":$tma_loads,
+    "::mlir::ArrayAttr":$tensor_maps,
     // tl-plan-shared-memory: a shared tile's byte offset in dynamic shared
     // memory.
     "::mlir::IntegerAttr":$offset,

@@ -1,0 +1,140 @@
+//===- LowerTma.cpp - KernelLowering: TMA loads on mbarriers (sm_90a) -----===//
+//
+// A pipelined loop planned with `tl.tma_loads` (PipelinePlan.h) loads its
+// tiles with the TMA engine instead of cp.async: per rotating copy of the
+// tiles one mbarrier (arrival count 1), and per iteration one thread arms
+// the mbarrier of the iteration's copy with the bytes to come
+// (mbarrier.arrive.expect_tx) and issues one cp.async.bulk.tensor box per
+// swizzle-atom column block of each tile; the box lands in the wgmma layout
+// (WgmmaOperands.h), which is TMA's swizzle. Every thread waits for the
+// iteration's phase (mbarrier.try_wait.parity: the n-th use of a copy
+// completes phase n) where the first copy stood.
+//
+// The boxes read through tensor maps, which the kernel takes as extra
+// parameters after its own: one per (tensor, box, swizzle), listed on the
+// kernel as `tl.tensor_maps` for the runtime, which encodes them at launch;
+// tl-pass-tensor-maps later makes them 128-byte by-value grid constants.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace tl::gpu_lowering {
+
+namespace {
+
+/// The ticks hint of mbarrier.try_wait.parity: how long one try may suspend
+/// the thread (ns) before the loop around it tries again.
+constexpr int32_t kTryWaitTicks = 0x989680;
+
+} // namespace
+
+Value KernelLowering::tensorMapArgument(CopyOp copy, ArrayRef<int64_t> box, int64_t swizzle) {
+  auto source = cast<BlockArgument>(copy.getSrc());
+  MLIRContext *context = rewriter.getContext();
+  auto map = TensorMapAttr::get(context, source.getArgNumber(), box, swizzle);
+  auto known = llvm::find(tensorMaps, map);
+  unsigned userParams = func.getNumArguments() - tensorMaps.size();
+  if (known != tensorMaps.end())
+    return func.getArgument(userParams + (known - tensorMaps.begin()));
+  // A generic pointer for now; tl-pass-tensor-maps makes it by value.
+  unsigned position = func.getNumArguments();
+  (void)func.insertArgument(position, LLVM::LLVMPointerType::get(context),
+                            DictionaryAttr::get(context), copy.getLoc());
+  tensorMaps.push_back(map);
+  return func.getArgument(position);
+}
+
+Value KernelLowering::mbarrierAddress(Location loc, Value barriers, Value slot) {
+  return LLVM::IntToPtrOp::create(rewriter, loc,
+                                  LLVM::LLVMPointerType::get(rewriter.getContext(), 3),
+                                  sharedAddress(loc, barriers, ValueRange{slot}));
+}
+
+Value KernelLowering::initTmaBarriers(Location loc, int64_t copies) {
+  Value barriers =
+      allocateShared(loc, MemRefType::get({copies}, rewriter.getI64Type()), /*swizzle=*/false);
+  Value first =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid, index(rewriter, loc, 0));
+  auto guard = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
+  OpBuilder::InsertionGuard inside(rewriter);
+  rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+  Value one = arith::ConstantIntOp::create(rewriter, loc, 1, 32);
+  for (int64_t i = 0; i < copies; ++i)
+    NVVM::MBarrierInitOp::create(rewriter, loc,
+                                 mbarrierAddress(loc, barriers, index(rewriter, loc, i)), one,
+                                 /*predicate=*/Value());
+  return barriers; // the barrier before the prologue publishes the initialisation
+}
+
+void KernelLowering::issueTmaIteration(Location loc, const PipelinePlan &plan, Block &body, Value k,
+                                       Value end, Value start, Value barriers) {
+  auto &b = rewriter;
+  MLIRContext *context = b.getContext();
+  Value live = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k, end),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(b, loc, 0)));
+  auto guard = scf::IfOp::create(b, loc, live, /*withElse=*/false);
+  OpBuilder::InsertionGuard inside(b);
+  b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  int64_t copies = plan.stages + 1;
+  Value slot = arith::RemUIOp::create(b, loc, arith::SubIOp::create(b, loc, k, start),
+                                      index(b, loc, copies));
+  Value barrier = mbarrierAddress(loc, barriers, slot);
+  int64_t bytes = 0;
+  for (CopyOp copy : ArrayRef<CopyOp>(plan.copies)) {
+    auto tile = cast<MemRefType>(copy.getDst().getType());
+    bytes += tile.getNumElements() * tile.getElementTypeBitWidth() / 8;
+  }
+  NVVM::MBarrierArriveExpectTxOp::create(b, loc, /*res=*/Type(), barrier,
+                                         arith::ConstantIntOp::create(b, loc, bytes, 32),
+                                         NVVM::MemScopeKind::CTA, /*relaxed=*/false,
+                                         /*predicate=*/Value());
+  for (CopyOp copy : ArrayRef<CopyOp>(plan.copies)) {
+    Location at = copy.getLoc();
+    auto tileType = cast<MemRefType>(copy.getDst().getType());
+    int64_t rows = tileType.getDimSize(0), atom = wgmmaAtomBytes(tileType);
+    int64_t atomElements = atom * 8 / tileType.getElementTypeBitWidth();
+    // The box: the region's extents, the innermost one atom wide.
+    SmallVector<int64_t> box(copy.getSrcSizes());
+    box.back() = atomElements;
+    Value map = tensorMapArgument(copy, box, atom);
+    IRMapping mapping;
+    mapping.map(body.getArgument(0), k);
+    SmallVector<Value> coordinates; // innermost first
+    for (Value offset : llvm::reverse(copy.getSrcOffsets()))
+      coordinates.push_back(
+          arith::IndexCastOp::create(b, at, b.getI32Type(), atIteration(offset, body, mapping)));
+    Value tile = memref::ExtractAlignedPointerAsIndexOp::create(
+        b, at, stageView(at, copy.getDst(), k, start));
+    for (int64_t block = 0; block * atomElements < tileType.getDimSize(1); ++block) {
+      SmallVector<Value> corner(coordinates);
+      corner.front() = arith::AddIOp::create(
+          b, at, corner.front(), arith::ConstantIntOp::create(b, at, block * atomElements, 32));
+      Value address = arith::IndexCastOp::create(
+          b, at, b.getI32Type(),
+          arith::AddIOp::create(b, at, tile, index(b, at, block * rows * atom)));
+      Value dst = LLVM::AddrSpaceCastOp::create(
+          b, at, LLVM::LLVMPointerType::get(context, 7),
+          LLVM::IntToPtrOp::create(b, at, LLVM::LLVMPointerType::get(context, 3), address));
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, at, dst, map, corner, barrier, /*im2colOffsets=*/ValueRange(),
+          /*multicastMask=*/Value(), /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+          /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+    }
+  }
+}
+
+void KernelLowering::waitTmaIteration(Location loc, Value k, Value start, int64_t copies,
+                                      Value barriers) {
+  auto &b = rewriter;
+  Value used = arith::SubIOp::create(b, loc, k, start);
+  Value slot = arith::RemUIOp::create(b, loc, used, index(b, loc, copies));
+  Value parity = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, used, index(b, loc, copies)),
+                            index(b, loc, 1)));
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, mbarrierAddress(loc, barriers, slot), parity,
+                                        arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
+}
+
+} // namespace tl::gpu_lowering
