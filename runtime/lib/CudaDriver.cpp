@@ -49,7 +49,8 @@ namespace {
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
 constexpr int kMaxSharedPerBlockOptIn = 97; // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 constexpr int kMaxDynamicSharedBytes = 8;   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
+constexpr int kJitInfoLogBuffer = 3, kJitInfoLogBufferSize = 4; // CUjit_option
+constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6, kJitLogVerbose = 12;
 } // namespace
 
 bool CudaDriver::open(std::string &why) {
@@ -196,12 +197,17 @@ void CudaDriver::copyToHost(void *to, CUdeviceptr from, std::size_t bytes, CUstr
     check(api_->cuMemcpyDtoH(to, from, bytes), "cuMemcpyDtoH", "a tensor");
 }
 
-CUmodule CudaDriver::loadModule(const std::string &image, const std::string &kernel) {
-  std::vector<char> log(16384, 0);
-  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
-  void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
+CUmodule CudaDriver::loadModule(const std::string &image, const std::string &kernel,
+                                std::string *infoLog) {
+  std::vector<char> log(16384, 0), info(16384, 0);
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize, kJitInfoLogBuffer,
+                   kJitInfoLogBufferSize, kJitLogVerbose};
+  void *values[] = {log.data(), reinterpret_cast<void *>(log.size()), info.data(),
+                    reinterpret_cast<void *>(info.size()), reinterpret_cast<void *>(1)};
   CUmodule module = nullptr;
-  int result = api_->cuModuleLoadDataEx(&module, image.c_str(), 2, options, values);
+  int result = api_->cuModuleLoadDataEx(&module, image.c_str(), 5, options, values);
+  if (infoLog)
+    *infoLog = info.data();
   if (result != 0) {
     try {
       check(result, "cuModuleLoadDataEx", kernel);

@@ -5,6 +5,10 @@
 #include "tl/runtime/TensorMaps.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
 
 namespace tl::runtime {
 namespace {
@@ -25,6 +29,20 @@ struct Uploaded {
       tensors[i].copyTo(*args[i]);
   }
 };
+
+/// The author hears of a slow path once per kernel and process, on stderr,
+/// unless TLC_WARNINGS=0.
+void reportWarnings(const GPUBinary &binary) {
+  const char *setting = std::getenv("TLC_WARNINGS");
+  if (binary.warnings.empty() || (setting && std::string(setting) == "0"))
+    return;
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const std::string &warning : binary.warnings)
+    if (reported.insert(binary.name + ": " + warning).second)
+      std::fprintf(stderr, "tlc: warning: %s: %s\n", binary.name.c_str(), warning.c_str());
+}
 
 } // namespace
 
@@ -56,9 +74,16 @@ void GPUKernel::load() {
       binary_.cubin.clear();
     }
   }
-  if (!module)
-    module = driver_->loadModule(binary_.ptx, binary_.name);
+  if (!module) {
+    std::string report;
+    module = driver_->loadModule(binary_.ptx, binary_.name, &report);
+    for (std::string &note : slowPathNotes(report))
+      if (std::find(binary_.warnings.begin(), binary_.warnings.end(), note) ==
+          binary_.warnings.end())
+        binary_.warnings.push_back(std::move(note));
+  }
   function_ = driver_->function(module, binary_.name);
+  reportWarnings(binary_);
   // Opt in to the dynamic shared memory the kernel needs: above 48 KB (with
   // the module's own static bytes) a launch without it fails.
   if (binary_.sharedBytes > 0)

@@ -79,6 +79,9 @@ std::string serialize(const GPUBinary &b) {
     putField(out, toString(p.dtype)); // by name: the enum's order may change
     putField(out, p.output ? "1" : "0");
   }
+  putField(out, std::to_string(b.warnings.size()));
+  for (const std::string &warning : b.warnings)
+    putField(out, warning);
   putField(out, std::to_string(b.tensorMaps.size()));
   for (const TensorMapParam &map : b.tensorMaps) {
     std::ostringstream box;
@@ -126,6 +129,11 @@ std::optional<GPUBinary> deserialize(const std::string &payload) {
     p.output = output == "1";
     b.params.push_back(std::move(p));
   }
+  if (!getField(in, count))
+    return std::nullopt;
+  for (long i = 0, n = std::atol(count.c_str()); i < n; ++i)
+    if (!getField(in, b.warnings.emplace_back()))
+      return std::nullopt;
   if (!getField(in, count))
     return std::nullopt;
   for (long i = 0, n = std::atol(count.c_str()); i < n; ++i) {
@@ -230,7 +238,10 @@ void assembleWherePossible(GPUBinary &binary) {
     return;
   try {
     auto start = std::chrono::steady_clock::now();
-    binary.cubin = assembleCubin(ptxas, binary.ptx, binary.arch);
+    std::string report;
+    binary.cubin = assembleCubin(ptxas, binary.ptx, binary.arch, &report);
+    for (std::string &note : slowPathNotes(report))
+      binary.warnings.push_back(std::move(note));
     if (compileTimingRequested())
       std::fprintf(
           stderr, "tlc: ptxas %s for %s: %.1f ms\n", binary.arch.c_str(), binary.name.c_str(),

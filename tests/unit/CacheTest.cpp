@@ -55,6 +55,7 @@ void requireSame(const tl::GPUBinary &a, const tl::GPUBinary &b) {
   CHECK(a.sharedBytes == b.sharedBytes);
   CHECK(a.fragmentLayout == b.fragmentLayout);
   CHECK(a.tensorMaps == b.tensorMaps);
+  CHECK(a.warnings == b.warnings);
   REQUIRE(a.params.size() == b.params.size());
   for (std::size_t i = 0; i < a.params.size(); ++i) {
     CHECK(a.params[i].name == b.params[i].name);
@@ -87,6 +88,7 @@ TEST_CASE("a stored TMA kernel keeps its tensor maps", "[cache]") {
   Program p = tl::kernels::gemm::gemm(256, 256, 256, tl::DType::f16, tl::DType::f16, false, false);
   tl::GPUBinary binary = tl::compileForGPU(p, "sm_90a");
   REQUIRE(binary.tensorMaps.size() == 2); // A's boxes and B's
+  binary.warnings = {"ptxas: 8 bytes spill stores, 8 bytes spill loads (a note kept)"};
   std::string key = KernelCache::key(p, "sm_90a");
   cache.store(key, binary);
   std::optional<tl::GPUBinary> loaded = cache.load(key);

@@ -138,10 +138,48 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
           std::string output = readFile(log);
           INFO(output);
           REQUIRE(status == 0);
-          CHECK(output.find("(C75") == std::string::npos);
           CHECK(output.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+          CHECK(tl::slowPathNotes(output).empty()); // no spills, C75xx notes or warnings
         }
   fs::remove_all(dir);
+}
+
+TEST_CASE("the slow-path notes of a ptxas report: spills, C75xx notes, warnings", "[ptx]") {
+  std::string clean = "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+                      "ptxas info    : Function properties for k\n"
+                      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                      "ptxas info    : Used 168 registers, used 1 barriers\n";
+  CHECK(tl::slowPathNotes(clean).empty());
+  std::string slow =
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
+      "serialized due to the presence of Extern calls in the function 'k'.\n"
+      "ptxas info    : Function properties for k\n"
+      "    16 bytes stack frame, 24 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas warning : (C7508) Potential Performance Loss: setmaxnreg ignored\n";
+  std::vector<std::string> notes = tl::slowPathNotes(slow);
+  REQUIRE(notes.size() == 3);
+  CHECK(notes[0] == "ptxas: (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
+                    "serialized due to the presence of Extern calls in the function 'k'.");
+  CHECK(notes[1] ==
+        "ptxas: 24 bytes spill stores, 8 bytes spill loads (registers spilled to local memory)");
+  CHECK(notes[2] == "ptxas: (C7508) Potential Performance Loss: setmaxnreg ignored");
+}
+
+TEST_CASE("a gemm off the tensor cores is a warning naming why and where", "[ptx]") {
+  namespace gemm = tl::kernels::gemm;
+  // 128 threads holding a 128x256 f32 accumulator: 256 registers a thread.
+  tl::GPUBinary binary = tl::compileForGPU(gemm::gemm(512, 512, 512, tl::DType::f16, tl::DType::f16,
+                                                      false, false, {128, 256, 64, 128, 2}),
+                                           "sm_90a");
+  REQUIRE(binary.warnings.size() == 1);
+  CHECK(binary.warnings[0].starts_with("fragments take the Row layout (no tensor cores): Mma "
+                                       "fragments need 256 registers per thread"));
+  CHECK(binary.warnings[0].find("gemm.cpp:") != std::string::npos);
+  // 256 threads share it: wgmma, no warning.
+  CHECK(tl::compileForGPU(gemm::gemm(512, 512, 512, tl::DType::f16, tl::DType::f16, false, false,
+                                     {128, 256, 64, 256, 2}),
+                          "sm_90a")
+            .warnings.empty());
 }
 
 TEST_CASE("ptxas assembles a cubin, and reports its own errors", "[ptx]") {

@@ -134,8 +134,10 @@ int main(int argc, char **argv) {
         const char *trans = ta && tb ? "both" : ta ? "a" : tb ? "b" : "none";
         for (const gemm::GemmConfig &c : configs) {
           double ms;
+          std::size_t warnings = 0; // slow paths (GPUKernel::warnings, printed on stderr)
           try {
             GPUKernel kernel(gemm::gemm(M, N, K, dtype, dtype, ta, tb, c));
+            warnings = kernel.warnings().size();
             ms = kernel.benchmark({&A, &B, &C}, 10, 50);
           } catch (const std::exception &e) {
             std::printf("{\"tlc\": \"gemm\", \"config\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, "
@@ -145,8 +147,9 @@ int main(int argc, char **argv) {
           }
           double tflops = 2.0 * M * N * K / ms * 1e-9;
           std::printf("{\"tlc\": \"gemm\", \"config\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, "
-                      "\"dtype\": \"%s\", \"trans\": \"%s\", \"ms\": %.5f, \"tflops\": %.1f}\n",
-                      describe(c).c_str(), M, N, K, dname, trans, ms, tflops);
+                      "\"dtype\": \"%s\", \"trans\": \"%s\", \"ms\": %.5f, \"tflops\": %.1f, "
+                      "\"warnings\": %zu}\n",
+                      describe(c).c_str(), M, N, K, dname, trans, ms, tflops, warnings);
           std::fflush(stdout);
           if (ms < best)
             best = ms, bestConfig = describe(c);

@@ -285,10 +285,11 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
                                   {.printIRAfterAll = o.printIRAfterAll, .timing = o.timing});
   tl::GPUBinary binary = tl::compileForGPU(
       program, o.target, {.printIRAfterAll = o.printIRAfterAll, .timing = o.timing});
-  // Correct but slow: say why the gemms did not get the tensor-core layout.
-  if (binary.fragmentLayout.starts_with("row: ") && binary.fragmentLayout != "row: no gemm")
-    std::fprintf(stderr, "tlc: warning: %s: fragments take the Row layout (no tensor cores): %s\n",
-                 binary.name.c_str(), binary.fragmentLayout.substr(5).c_str());
+  auto warn = [&](const std::vector<std::string> &warnings) { // correct but slow
+    for (const std::string &warning : warnings)
+      std::fprintf(stderr, "tlc: warning: %s: %s\n", binary.name.c_str(), warning.c_str());
+  };
+  warn(binary.warnings);
   if (o.emit == "ptx")
     return binary.ptx;
   if (o.emit == "cubin") {
@@ -297,7 +298,9 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
       fail("--emit=cubin needs ptxas: install the CUDA toolkit, put ptxas on PATH or name it "
            "in TLC_PTXAS");
     auto start = std::chrono::steady_clock::now();
-    std::string cubin = tl::assembleCubin(ptxas, binary.ptx, o.target);
+    std::string report;
+    std::string cubin = tl::assembleCubin(ptxas, binary.ptx, o.target, &report);
+    warn(tl::slowPathNotes(report));
     if (o.timing)
       std::fprintf(
           stderr, "tlc: ptxas %s: %.1f ms\n", o.target.c_str(),
@@ -305,7 +308,9 @@ std::string emit(const tl::dsl::Program &program, const Options &o) {
               .count());
     return cubin;
   }
+  std::size_t before = binary.warnings.size();
   tl::runtime::assembleWherePossible(binary); // the header embeds the cubin where it can
+  warn({binary.warnings.begin() + static_cast<std::ptrdiff_t>(before), binary.warnings.end()});
   return header(binary, fs::path(o.input).filename().string());
 }
 

@@ -37,6 +37,13 @@ struct GPUBinary {
   std::vector<Param> params;      // one bare device pointer each
   std::string fragmentLayout;     // "wgmma", "mma", or "row: <why not mma>"
   std::vector<TensorMapParam> tensorMaps; // parameters after `params`, in order
+  /// What makes this kernel slower than it could be, for the author: gemms
+  /// off the tensor cores (Row fragments, with the reason and its line), and
+  /// what ptxas or the driver's JIT reported (spills, C75xx notes; see
+  /// slowPathNotes in Ptxas.h). tlc prints them; the runtime prints them when
+  /// it compiles or loads the kernel (TLC_WARNINGS=0 keeps them quiet) and
+  /// keeps them in GPUKernel::warnings.
+  std::vector<std::string> warnings;
 };
 
 /// The dynamic shared memory one block may opt in to on `arch`, in bytes:

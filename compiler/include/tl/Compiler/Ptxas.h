@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tl {
 
@@ -20,5 +21,11 @@ std::string findPtxas();
 /// given, receives the -v report (registers, spills).
 std::string assembleCubin(const std::string &ptxas, const std::string &ptx, const std::string &arch,
                           std::string *report = nullptr);
+
+/// The lines of a ptxas -v report (or of the driver's JIT info log, which
+/// prints the same) that signal a slow kernel: register spills (non-zero
+/// spill stores or loads), performance notes (C75xx: wgmma serialised,
+/// setmaxnreg ignored, ...) and warnings. Empty for a clean report.
+std::vector<std::string> slowPathNotes(const std::string &report);
 
 } // namespace tl

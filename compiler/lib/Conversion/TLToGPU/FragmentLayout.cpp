@@ -363,11 +363,17 @@ FragmentLayouts inferFragmentLayouts(KernelOp func, std::string &why, bool wgmma
       if (!inference.layouts.count(fragment) && !standsApart(fragment, inference.fragments))
         ok = inference.fail("a fragment takes no Mma layout: " +
                             std::to_string(Inference::shape(fragment).size()) + "-D fragment");
-    for (auto &[fragment, layout] : inference.layouts) // 16-bit elements go in pairs
-      registers += (layout.count() * elementBits(fragment) + 31) / 32;
+    int64_t most = 0; // the fragment taking the most registers: the one to blame
+    for (auto &[fragment, layout] : inference.layouts) { // 16-bit elements go in pairs
+      int64_t own = (layout.count() * elementBits(fragment) + 31) / 32;
+      registers += own;
+      if (own > most)
+        most = own, inference.current = fragment.getDefiningOp();
+    }
     if (ok && registers > kRegisterBudget)
       ok = inference.fail("Mma fragments need " + std::to_string(registers) +
-                          " registers per thread");
+                          " registers per thread, past the " + std::to_string(kRegisterBudget) +
+                          " a thread has; more threads would share them");
   }
   if (!ok || inference.layouts.empty()) {
     why = inference.why.empty() ? "no gemm" : inference.why;

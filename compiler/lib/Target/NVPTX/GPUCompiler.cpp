@@ -240,6 +240,10 @@ GPUBinary compileForGPU(const ModuleHandle &program, const std::string &arch,
             {map.getParam(), {map.getBox().begin(), map.getBox().end()}, map.getSwizzle()});
   });
   binary.ptx = emitPTX(gpuModule, arch, p.name, timing);
+  // Correct but slow: gemms that did not get a tensor-core layout.
+  if (binary.fragmentLayout.starts_with("row: ") && binary.fragmentLayout != "row: no gemm")
+    binary.warnings.push_back("fragments take the Row layout (no tensor cores): " +
+                              binary.fragmentLayout.substr(5));
   return binary;
 }
 

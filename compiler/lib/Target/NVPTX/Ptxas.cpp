@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -102,6 +103,24 @@ std::string assembleCubin(const std::string &ptxas, const std::string &ptx, cons
   if (report)
     *report = messages;
   return readAll(output);
+}
+
+std::vector<std::string> slowPathNotes(const std::string &report) {
+  std::vector<std::string> notes;
+  std::istringstream lines(report);
+  static const std::regex spills("(\\d+) bytes spill stores, (\\d+) bytes spill loads");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (std::regex_search(line, match, spills)) {
+      if (match[1] != "0" || match[2] != "0")
+        notes.push_back("ptxas: " + match[0].str() + " (registers spilled to local memory)");
+    } else if (line.find("(C75") != std::string::npos ||
+               line.find("warning") != std::string::npos) {
+      std::size_t colon = line.find(" : ");
+      notes.push_back("ptxas: " + (colon == std::string::npos ? line : line.substr(colon + 3)));
+    }
+  }
+  return notes;
 }
 
 } // namespace tl

@@ -45,8 +45,10 @@ public:
   void copyToDevice(CUdeviceptr to, const void *from, std::size_t bytes, CUstream stream = nullptr);
   void copyToHost(void *to, CUdeviceptr from, std::size_t bytes, CUstream stream = nullptr);
   /// Loads a module from a cubin or from PTX (which the driver JITs); a JIT
-  /// failure carries the driver's log.
-  CUmodule loadModule(const std::string &image, const std::string &kernel);
+  /// failure carries the driver's log. `infoLog`, when given, receives the
+  /// JIT's verbose report (registers, spills, performance notes).
+  CUmodule loadModule(const std::string &image, const std::string &kernel,
+                      std::string *infoLog = nullptr);
   CUfunction function(CUmodule module, const std::string &kernel);
   void setDynamicShared(CUfunction function, int bytes, const std::string &kernel);
   void launch(CUfunction function, const unsigned grid[3], unsigned threads, unsigned sharedBytes,

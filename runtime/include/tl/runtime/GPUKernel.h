@@ -39,6 +39,9 @@ public:
   /// Whether the module was loaded from ptxas's cubin (else the driver JIT
   /// compiled the PTX).
   bool loadedCubin() const { return !binary_.cubin.empty(); }
+  /// What makes this kernel slower than it could be (GPUBinary::warnings,
+  /// and the driver JIT's notes when it compiled the PTX at load).
+  const std::vector<std::string> &warnings() const { return binary_.warnings; }
 
 private:
   void load();

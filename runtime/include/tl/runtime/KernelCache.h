@@ -44,7 +44,8 @@ private:
 /// took to stderr (GPUCompileOptions::timing, and ptxas's time).
 bool compileTimingRequested();
 
-/// Adds ptxas's cubin to `binary` when a ptxas is there (tl/Compiler/Ptxas.h);
+/// Adds ptxas's cubin to `binary` when a ptxas is there (tl/Compiler/Ptxas.h),
+/// and what ptxas reports of a slow path (slowPathNotes) to its warnings;
 /// when ptxas fails, warns on stderr and leaves the PTX to the driver's JIT.
 void assembleWherePossible(GPUBinary &binary);
 
