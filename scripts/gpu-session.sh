@@ -18,11 +18,13 @@
 #   bench256  head dim 256: tuned, alternatives and peers           -> bench256.jsonl
 #   sweep     forward and backward configurations at S = 1024 and 4096
 #                                                                -> sweep.jsonl
-#   gemm      tl-bench-gemm (wgmma and TMA; cp.async with TLC_TMA=0 and
-#             mma.sync with TLC_WGMMA=0 at 4096^3) and
+#   gemm      tl-bench-gemm (wgmma, TMA, a producer warp; without it
+#             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
+#             (TLC_WGMMA=0) at the best configurations) and
 #             cuBLAS (gemm_peer.py) on the same shapes           -> gemm.jsonl
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
-#             transposes/dtypes/ragged-edges test                -> sanitize-gemm.log
+#             transposes/dtypes/ragged-edges test (cp.async) and its TMA and
+#             producer-warpgroup test                           -> sanitize-gemm.log
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
@@ -97,6 +99,9 @@ for part in "$@"; do
       --config 128,256,64,256,3 --config 128,128,32,128,3 --config 128,128,32,128,4 \
       --config 256,128,64,256,3 --config 128,256,32,256,4 --config 64,128,64,128,4 \
       "${gemm_shapes[@]}" 2>&1 | tee "$out/gemm.jsonl"
+    TLC_WARP_SPECIALIZE=0 ./bin/tl-bench-gemm --config 128,256,64,256,3 \
+      --config 256,128,64,256,3 4096,4096,4096 8192,8192,8192 2>&1 |
+      sed 's/"tlc": "gemm/"tlc": "gemm-no-producer-warp/' | tee -a "$out/gemm.jsonl"
     TLC_TMA=0 ./bin/tl-bench-gemm --config 128,256,32,256,4 --config 128,256,64,256,3 \
       4096,4096,4096 8192,8192,8192 2>&1 | sed 's/"tlc": "gemm/"tlc": "gemm-cp.async/' |
       tee -a "$out/gemm.jsonl"
@@ -109,8 +114,10 @@ for part in "$@"; do
   sanitize-gemm)
     for tool in memcheck racecheck synccheck; do
       echo "--- $tool" | tee -a "$out/sanitize-gemm.log"
-      compute-sanitizer --tool $tool ./bin/tl-gpu-tests "gemm kernel: transposes*" 2>&1 |
-        tail -4 | tee -a "$out/sanitize-gemm.log"
+      for test in "gemm kernel: transposes*" "gemm kernel: TMA*"; do
+        compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$test" 2>&1 |
+          tail -4 | tee -a "$out/sanitize-gemm.log"
+      done
     done ;;
   *)
     echo "unknown part: $part" ;;

@@ -40,6 +40,9 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
                      llvm::cl::init(false)};
   Option<bool> tma{*this, "tma", llvm::cl::desc("TMA loads where the wgmma path allows them"),
                    llvm::cl::init(true)};
+  Option<bool> warpSpecialize{*this, "warp-specialize",
+                              llvm::cl::desc("a producer warp for a TMA loop that allows one"),
+                              llvm::cl::init(true)};
 };
 
 } // namespace
@@ -51,7 +54,7 @@ void registerTLPipelines() {
       "tl-plan-shared-memory, convert-tl-to-gpu, tl-approximate-math, tl-elide-barriers",
       [](mlir::OpPassManager &pm, const GPULoweringOptions &options) {
         buildGPULowering(pm, {options.target, options.sharedMemoryLimit, options.fastMath,
-                              options.wgmma, options.tma});
+                              options.wgmma, options.tma, options.warpSpecialize});
       });
 }
 
@@ -78,6 +81,7 @@ void buildGPUPlanning(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   pm.addPass(createInferFragmentLayouts(layouts));
   PlanPipelinesOptions pipelines;
   pipelines.tma = options.tma;
+  pipelines.warpSpecialize = options.warpSpecialize;
   pm.addPass(createPlanPipelines(pipelines));
   pm.addPass(createPlanSharedMemory());
 }

@@ -267,6 +267,8 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
   // TLC_TMA=0 keeps the wgmma path's loads on cp.async (likewise).
   const char *tma = std::getenv("TLC_TMA");
   options.tma = !(tma && std::string(tma) == "0");
+  const char *specialize = std::getenv("TLC_WARP_SPECIALIZE"); // 0: no producer warp
+  options.warpSpecialize = !(specialize && std::string(specialize) == "0");
   if (!useCache || !KernelCache::enabledByEnvironment()) {
     GPUBinary binary = compileForGPU(program, arch, options);
     assembleWherePossible(binary);
@@ -277,7 +279,8 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
   static std::unordered_map<std::string, GPUBinary> memory;
   std::string key = KernelCache::key(
       program, (sharedMemoryLimit ? arch + " shared<=" + std::to_string(sharedMemoryLimit) : arch) +
-                   (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async"));
+                   (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async") +
+                   (options.warpSpecialize ? "" : " no-producer-warp"));
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = memory.find(key); it != memory.end()) {

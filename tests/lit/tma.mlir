@@ -1,5 +1,5 @@
-// RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines -split-input-file | FileCheck %s --check-prefix=PLAN
-// RUN: tl-opt %s --tl-gpu-lowering=wgmma=true -split-input-file | FileCheck %s
+// RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines=warp-specialize=false -split-input-file | FileCheck %s --check-prefix=PLAN
+// RUN: tl-opt %s --tl-gpu-lowering="wgmma=true warp-specialize=false" -split-input-file | FileCheck %s
 // RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines=tma=false -split-input-file | FileCheck %s --check-prefix=OFF
 // OFF-NOT: tl.tma_loads
 // On the wgmma path a pipelined loop whose copies can all go by TMA
@@ -8,7 +8,8 @@
 // the iteration's bytes and issues one box per swizzle-atom column block;
 // every thread waits for that mbarrier's phase where the copies stood. The
 // boxes read through tensor maps the kernel takes after its own parameters
-// (tl.tensor_maps).
+// (tl.tensor_maps). Here without a producer warp (warp-specialized.mlir has
+// it): every thread meets at a barrier each iteration.
 
 // A [128, 32] f16 tiles: 64-byte rows, one box of [128, 32] (64-byte
 // swizzle); B [32, 128]: 256-byte rows, two boxes of [32, 64] (128-byte

@@ -73,6 +73,10 @@ struct GPUCompileOptions {
   /// On the wgmma path, pipelined loops load their tiles by TMA on mbarriers
   /// where every copy allows it (else cp.async); false keeps cp.async.
   bool tma = true;
+  /// A TMA loop that allows it (PipelinePlan.h) gets a producer warp that
+  /// issues its loads on full/empty mbarriers; false keeps every thread a
+  /// consumer, meeting at a barrier each iteration.
+  bool warpSpecialize = true;
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,

@@ -24,6 +24,8 @@ struct GPUPipelineOptions {
   bool wgmma = false;
   /// TMA loads for pipelined loops on the wgmma path whose copies allow them.
   bool tma = true;
+  /// A producer warp for the TMA loop that allows one.
+  bool warpSpecialize = true;
 };
 
 /// The GPU path's decisions, recorded on the tl program as attributes:

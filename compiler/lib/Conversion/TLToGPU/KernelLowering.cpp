@@ -55,6 +55,18 @@ LogicalResult KernelLowering::run() {
   resolveElementAccesses(rewriter, func, layouts);
   if (failed(swizzleAccesses()))
     return failure();
+  if (producer && failed(separateConsumers()))
+    return failure();
+  // Register allocas (fragments, locals) before the first branch: LLVM
+  // promotes only those of its entry block, which a branch before them (an
+  // mbarrier initialisation, a guarded copy) would end.
+  Operation *branch = nullptr;
+  for (Operation &op : llvm::make_early_inc_range(entry)) {
+    if (!branch && op.getNumRegions() != 0)
+      branch = &op;
+    else if (branch && isa<memref::AllocaOp>(op) && op.getNumOperands() == 0)
+      op.moveBefore(branch);
+  }
   tlDialect(func).getSharedBytesAttrHelper().setAttr(func, rewriter.getI64IntegerAttr(sharedBytes));
   if (!tensorMaps.empty())
     tlDialect(func).getTensorMapsAttrHelper().setAttr(

@@ -266,8 +266,28 @@ private:
   /// iteration's bytes and issues its boxes (when k < end).
   void issueTmaIteration(Location loc, const PipelinePlan &plan, Block &body, Value k, Value end,
                          Value start, Value barriers);
+  /// The same, unguarded: the calling thread arms and issues.
+  void issueTmaBoxes(Location loc, const PipelinePlan &plan, Block &body, Value k, Value start,
+                     Value barriers);
   /// Every thread waits for iteration k's boxes: the phase of its mbarrier.
   void waitTmaIteration(Location loc, Value k, Value start, int64_t copies, Value barriers);
+
+  //===--------------------------------------------------------------------===//
+  // Warp specialisation (LowerWarpSpecialized.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// A loop planned `tl.warp_specialized` (PipelinePlan.h): full and empty
+  /// mbarriers per rotating copy, initialised at the kernel's start before a
+  /// barrier of every thread; the producer's loop at the kernel's end (run by
+  /// thread `threads`, the extra warpgroup's first); the consumers' loop in
+  /// place.
+  LogicalResult lowerWarpSpecialized(PipelinedOp op, const PipelinePlan &plan);
+  /// After the lowering: the kernel's work past that barrier, but for the
+  /// pure ops both sides use and the register allocas, moves under `tid <
+  /// threads`; its barriers become named barriers of those threads; the
+  /// kernel launches with one more warpgroup, registers moved to the
+  /// consumers (setmaxnreg).
+  LogicalResult separateConsumers();
 
   /// `value` as iteration `k` computes it: the pure ops of `body` between the
   /// induction variable and `value` are cloned with k in its place.
@@ -467,12 +487,28 @@ private:
     int64_t wgmmaAtom;
   };
   llvm::DenseMap<Value, Rotating> rotating;
+  /// A warp-specialised loop's producer branch and the barrier of every
+  /// thread before it (separateConsumers).
+  struct ProducerWarp {
+    Operation *branch, *allThreadsBarrier;
+    Value role; // the warpgroup index, uniform (from lane 0)
+  };
+  /// Registers a producer warpgroup thread keeps (setmaxnreg.dec), and what
+  /// that leaves each consumer thread (setmaxnreg.inc).
+  static constexpr int32_t kProducerRegisters = 40;
+  int32_t consumerRegisters() const;
+  /// Whether the kernel moves registers so (more than 256 threads).
+  bool movesRegisters() const;
+  std::optional<ProducerWarp> producer;
   /// The tensor maps the kernel takes after its own parameters, in order.
   SmallVector<Attribute> tensorMaps;
   /// Gemms of pipelined loops planned with their wgmma batches in flight.
   llvm::DenseSet<Operation *> wgmmaInFlight;
   llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset
   PipelinePlans pipelines;
+  /// The ticks hint of mbarrier.try_wait.parity: how long one try may
+  /// suspend the thread (ns) before the loop around it tries again.
+  static constexpr int32_t kTryWaitTicks = 0x989680;
   /// Steps per thread up to which forSpread unrolls.
   static constexpr int64_t kUnrolledSteps = 4;
 };

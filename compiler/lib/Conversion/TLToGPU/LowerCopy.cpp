@@ -23,9 +23,24 @@ LogicalResult KernelLowering::lowerFill(FillOp op) {
     } else {
       // One store per slot: constant indices keep Mma storage in registers
       // (a loop LLVM only partly unrolls would leave it in local memory).
-      for (int64_t slot = 0; slot < type.getNumElements(); ++slot)
-        memref::StoreOp::create(rewriter, loc, value, fragment.storage,
+      // A wgmma accumulator's slots each take the value through an opaque
+      // move, here: were they constants, LLVM would materialise them where
+      // the first wgmma reads them, after its wgmma.fence (when it unrolls
+      // a short loop), and ptxas would serialise the wgmma (C7519).
+      bool opaque = fragment.layout.warpgroup && type.getElementType().isF32();
+      for (int64_t slot = 0; slot < type.getNumElements(); ++slot) {
+        Value slotValue = value;
+        if (opaque)
+          slotValue =
+              LLVM::InlineAsmOp::create(
+                  rewriter, loc, value.getType(), ValueRange{value}, "mov.b32 $0, $1;", "=f,f",
+                  /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+                  LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
+                  /*operand_attrs=*/ArrayAttr())
+                  .getResult(0);
+        memref::StoreOp::create(rewriter, loc, slotValue, fragment.storage,
                                 ValueRange{index(rewriter, loc, slot)});
+      }
     }
   } else if (isShared(buffer)) {
     barrier(loc);

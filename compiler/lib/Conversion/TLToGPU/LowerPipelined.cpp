@@ -14,9 +14,11 @@ namespace tl::gpu_lowering {
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   Location loc = op.getLoc();
   Block &body = op.getBody().front();
+  auto planned = pipelines.loops.find(op.getOperation());
+  if (planned != pipelines.loops.end() && planned->second.warpSpecialized)
+    return lowerWarpSpecialized(op, planned->second);
   auto loop =
       scf::ForOp::create(rewriter, loc, op.getStart(), op.getEnd(), index(rewriter, loc, 1));
-  auto planned = pipelines.loops.find(op.getOperation());
   if (planned == pipelines.loops.end()) {
     rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
     rewriter.eraseOp(op);

@@ -20,14 +20,6 @@
 
 namespace tl::gpu_lowering {
 
-namespace {
-
-/// The ticks hint of mbarrier.try_wait.parity: how long one try may suspend
-/// the thread (ns) before the loop around it tries again.
-constexpr int32_t kTryWaitTicks = 0x989680;
-
-} // namespace
-
 Value KernelLowering::tensorMapArgument(CopyOp copy, ArrayRef<int64_t> box, int64_t swizzle) {
   auto source = cast<BlockArgument>(copy.getSrc());
   MLIRContext *context = rewriter.getContext();
@@ -69,13 +61,19 @@ Value KernelLowering::initTmaBarriers(Location loc, int64_t copies) {
 void KernelLowering::issueTmaIteration(Location loc, const PipelinePlan &plan, Block &body, Value k,
                                        Value end, Value start, Value barriers) {
   auto &b = rewriter;
-  MLIRContext *context = b.getContext();
   Value live = arith::AndIOp::create(
       b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k, end),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(b, loc, 0)));
   auto guard = scf::IfOp::create(b, loc, live, /*withElse=*/false);
   OpBuilder::InsertionGuard inside(b);
   b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  issueTmaBoxes(loc, plan, body, k, start, barriers);
+}
+
+void KernelLowering::issueTmaBoxes(Location loc, const PipelinePlan &plan, Block &body, Value k,
+                                   Value start, Value barriers) {
+  auto &b = rewriter;
+  MLIRContext *context = b.getContext();
   int64_t copies = plan.stages + 1;
   Value slot = arith::RemUIOp::create(b, loc, arith::SubIOp::create(b, loc, k, start),
                                       index(b, loc, copies));

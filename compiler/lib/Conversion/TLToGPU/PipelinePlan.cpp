@@ -227,6 +227,61 @@ bool keepsWgmmaInFlight(KernelOp kernel, PipelinedOp loop, const PipelinePlan &p
   return any && ok;
 }
 
+/// `value` can be computed at the kernel's start: a constant or block index,
+/// or a pure op directly in the kernel body on such values.
+bool atKernelStart(Value value, KernelOp kernel, int depth = 0) {
+  if (depth > 32)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == &kernel.getBody().front() ||
+           !kernel->isAncestor(arg.getOwner()->getParentOp());
+  Operation *def = value.getDefiningOp();
+  if (!kernel->isAncestor(def))
+    return true;
+  if (def->getBlock() != &kernel.getBody().front() || def->getNumRegions() || !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value operand) { return atKernelStart(operand, kernel, depth + 1); });
+}
+
+/// The values outside `body` that `value` (computed in it by pure ops) uses.
+void leavesOutside(Value value, Block &body, SmallVectorImpl<Value> &leaves, int depth = 0) {
+  Operation *def = value.getDefiningOp();
+  if (depth > 32 || !def || def->getBlock() != &body) {
+    if (!(isa<BlockArgument>(value) && cast<BlockArgument>(value).getOwner() == &body))
+      leaves.push_back(value);
+    return;
+  }
+  for (Value operand : def->getOperands())
+    leavesOutside(operand, body, leaves, depth + 1);
+}
+
+/// See PipelinePlan.h: a TMA loop with its wgmma batches in flight, directly
+/// in the kernel body, whose bounds and load offsets a producer warp can
+/// compute at the kernel's start, and whose tiles no op before it touches
+/// (the producer loads while the consumers run what precedes the loop).
+bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &plan) {
+  if (!plan.tmaLoads || !plan.wgmmaInFlight || plan.afterEntryCopies ||
+      loop->getParentOp() != kernel.getOperation() || kernel.getThreads() + 128 > 1024 ||
+      !atKernelStart(loop.getStart(), kernel) || !atKernelStart(loop.getEnd(), kernel))
+    return false;
+  Block &body = loop.getBody().front();
+  SmallVector<Value> leaves;
+  for (CopyOp copy : plan.copies)
+    for (Value offset : copy.getSrcOffsets())
+      leavesOutside(offset, body, leaves);
+  if (!llvm::all_of(leaves, [&](Value leaf) { return atKernelStart(leaf, kernel); }))
+    return false;
+  bool untouchedBefore = true;
+  kernel.walk([&](AllocSharedOp alloc) {
+    for (Operation *user : alloc.getResult().getUsers()) {
+      Operation *top = kernel.getBody().front().findAncestorOpInBlock(*user);
+      untouchedBefore &= !top || top == loop.getOperation() || loop->isBeforeInBlock(top);
+    }
+  });
+  return untouchedBefore;
+}
+
 } // namespace
 
 int64_t knownDivisor(Value value) {
@@ -251,10 +306,12 @@ int64_t knownDivisor(Value value) {
   return 1;
 }
 
-PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts, bool tma) {
+PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts, bool tma,
+                            bool warpSpecialize) {
   Operation *func = kernel->getParentOp(); // whose arguments are the global tensors
   PipelinePlans plans;
   llvm::SmallPtrSet<Value, 8> tmaTargets = wgmmaOperands(kernel);
+  bool specialized = false; // one producer warp: for one loop
   kernel.walk([&](PipelinedOp loop) {
     int64_t stages = static_cast<int64_t>(loop.getNumStages());
     if (stages < 1)
@@ -278,6 +335,8 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts,
     plan.wgmmaInFlight = keepsWgmmaInFlight(kernel, loop, plan);
     plan.tmaLoads =
         tma && llvm::all_of(plan.copies, [&](CopyOp copy) { return tmaCapable(copy, tmaTargets); });
+    plan.warpSpecialized = warpSpecialize && !specialized && warpSpecializable(kernel, loop, plan);
+    specialized |= plan.warpSpecialized;
     plans.loops[loop.getOperation()] = std::move(plan);
   });
   return plans;

@@ -47,6 +47,18 @@
 // waits on that mbarrier's phase where the first copy stood. Boxes past the
 // tensor's end read zeros, as cp.async's do.
 //
+// Such a loop, when it also keeps its wgmma batches in flight, is the only
+// one so in its kernel, stands directly in the kernel body, has bounds and
+// load offsets computable at the kernel's start (pure ops on block indices
+// and constants), and follows every use of the kernel's shared tiles, is
+// warp-specialised: the kernel gets one more warpgroup, the producer, which
+// issues every iteration's boxes as soon as an `empty` mbarrier says the
+// consumers have finished with the rotating copy; the consumers (the
+// kernel's own threads) wait on the `full` mbarrier of each iteration and
+// release the previous iteration's copy after its wgmma batch completes, with
+// no block-wide barrier in the loop. The kernel's other barriers become named
+// barriers of the consumer threads.
+//
 // The global -> shared copies that stand before a planned loop in the same
 // block (a forward's Q tile, a backward's K and V) go asynchronous too, one
 // cp.async group each, waited for after the loop's prologue: their loads then
@@ -73,6 +85,7 @@ struct PipelinePlan {
   bool afterEntryCopies = false;         // entry copies to wait for after the prologue
   bool wgmmaInFlight = false;            // each iteration's wgmma batch outlives it
   bool tmaLoads = false;                 // the copies go by TMA, on mbarriers
+  bool warpSpecialized = false;          // a producer warpgroup issues them
   /// Iterations ahead that the loads are issued.
   int64_t lookahead() const { return wgmmaInFlight ? stages - 1 : stages; }
 };
@@ -88,13 +101,15 @@ struct PipelinePlans {
 
 /// The plans of `kernel`'s pipelined loops (`layouts`: its tensors'
 /// index-map layouts, lowering::indexMapLayouts; `tma`: whether loops on the
-/// wgmma path may load by TMA).
-PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts, bool tma = true);
+/// wgmma path may load by TMA; `warpSpecialize`: whether one may get a
+/// producer warpgroup).
+PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts, bool tma = true,
+                            bool warpSpecialize = true);
 
 /// The plans tl-plan-pipelines recorded in the IR under `root` (its
 /// attributes: tl.async_copy, tl.async_entry_copy, tl.rotating_copies,
-/// tl.waits_entry_copies, tl.wgmma_in_flight, tl.tma_loads), as planPipelines
-/// made them.
+/// tl.waits_entry_copies, tl.wgmma_in_flight, tl.tma_loads,
+/// tl.warp_specialized), as planPipelines made them.
 PipelinePlans readPipelinePlans(mlir::Operation *root);
 
 /// The largest power of two (up to 2^20) known to divide an index value built

@@ -40,6 +40,7 @@ PipelinePlans readPipelinePlans(Operation *root) {
       plan.afterEntryCopies = tl.getWaitsEntryCopiesAttrHelper().isAttrPresent(loop);
       plan.wgmmaInFlight = tl.getWgmmaInFlightAttrHelper().isAttrPresent(loop);
       plan.tmaLoads = tl.getTmaLoadsAttrHelper().isAttrPresent(loop);
+      plan.warpSpecialized = tl.getWarpSpecializedAttrHelper().isAttrPresent(loop);
       for (auto copy : loop.getBody().front().getOps<CopyOp>())
         if (IntegerAttr bytes = tl.getAsyncCopyAttrHelper().getAttr(copy)) {
           plan.copies.push_back(copy);
@@ -58,7 +59,8 @@ struct PlanPipelinesPass : public tl::impl::PlanPipelinesBase<PlanPipelinesPass>
   using PlanPipelinesBase::PlanPipelinesBase;
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
-      PipelinePlans plans = planPipelines(kernel, lowering::indexMapLayouts(kernel), tma);
+      PipelinePlans plans =
+          planPipelines(kernel, lowering::indexMapLayouts(kernel), tma, warpSpecialize);
       TLDialect &tl = tlDialect(kernel);
       Builder b(kernel.getContext());
       for (auto &[loop, plan] : plans.loops) {
@@ -70,6 +72,8 @@ struct PlanPipelinesPass : public tl::impl::PlanPipelinesBase<PlanPipelinesPass>
           tl.getWgmmaInFlightAttrHelper().setAttr(loop, b.getUnitAttr());
         if (plan.tmaLoads)
           tl.getTmaLoadsAttrHelper().setAttr(loop, b.getUnitAttr());
+        if (plan.warpSpecialized)
+          tl.getWarpSpecializedAttrHelper().setAttr(loop, b.getUnitAttr());
       }
       for (auto &[tile, copies] : plans.buffers)
         tl.getRotatingCopiesAttrHelper().setAttr(tile.getDefiningOp(), b.getI64IntegerAttr(copies));

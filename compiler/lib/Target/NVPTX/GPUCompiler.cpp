@@ -164,7 +164,8 @@ void checkArch(const std::string &arch) {
 
 GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOptions &options) {
   return {arch, options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch),
-          options.fastMath, /*wgmma=*/arch == "sm_90a" && options.wgmma, options.tma};
+          options.fastMath, /*wgmma=*/arch == "sm_90a" && options.wgmma, options.tma,
+          options.warpSpecialize};
 }
 
 /// The program lowered by buildGPUPipeline, and its kernel module.

@@ -1,0 +1,231 @@
+//===- LowerWarpSpecialized.cpp - KernelLowering: a producer warp (sm_90a) -===//
+//
+// A pipelined loop planned `tl.warp_specialized` (PipelinePlan.h) splits the
+// kernel's threads in two roles. The kernel's own T threads are the
+// consumers; one more warpgroup is the producer, whose first thread issues every
+// iteration's TMA boxes. Per rotating copy of the tiles there are two
+// mbarriers:
+//   full[c]   arrival count 1: the producer arms it with the iteration's
+//             bytes (expect_tx) and the boxes complete it;
+//   empty[c]  arrival count T: each consumer arrives once it is done with
+//             the copy, i.e. once the wgmma batch that read it has completed
+//             (the gemm's wait_group 1 in the next iteration).
+// Iteration k uses copy (k - start) % C; its n-th use ((k - start) / C)
+// completes phase n of full, which the consumers wait for with parity n & 1;
+// the producer reuses a copy after its previous use was released (a phase
+// of empty, counted in lowerWarpSpecialized). No block-wide barrier remains
+// in the loop: producer and consumers only meet on the mbarriers.
+//
+// The producer is a whole warpgroup (setmaxnreg works on warpgroups): it
+// gives its registers up (setmaxnreg.dec to kProducerRegisters) and the
+// consumers take them (setmaxnreg.inc), so that a kernel of T + 128 threads
+// keeps the registers T threads had. The layout of the lowered kernel:
+//   mbarrier init (thread 0); barrier of all T + 128 threads
+//   if (warpgroup < T/128)  { setmaxnreg.inc; the kernel's own work, its
+//                             barriers named barriers of T threads }
+//   if (warpgroup == T/128) { setmaxnreg.dec;
+//                             if (tid == T) for k: wait empty; arm full;
+//                                                  issue boxes }
+// separateConsumers builds the first branch after the whole kernel is
+// lowered: the work past the barrier moves in, but for the pure ops both
+// branches use (the producer's bounds and offsets are such: the plan checks)
+// and the register allocas, which LLVM promotes only from the entry block.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace tl::gpu_lowering {
+
+LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const PipelinePlan &plan) {
+  Location loc = op.getLoc();
+  auto &b = rewriter;
+  Block &body = op.getBody().front();
+  Block &entry = func.getBody().front();
+  int64_t copies = plan.stages + 1;
+  Type i64 = b.getI64Type();
+  Value full = allocateShared(loc, MemRefType::get({copies}, i64), /*swizzle=*/false);
+  Value empty = allocateShared(loc, MemRefType::get({copies}, i64), /*swizzle=*/false);
+  Value start = op.getStart(), end = op.getEnd();
+
+  // The mbarriers, before every thread's first barrier.
+  Operation *allThreads;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Operation *fullView = full.getDefiningOp(), *emptyView = empty.getDefiningOp();
+    b.setInsertionPointAfter(fullView->isBeforeInBlock(emptyView) ? emptyView : fullView);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(b, loc, 0));
+    auto init = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard inside(b);
+      b.setInsertionPoint(init.thenBlock()->getTerminator());
+      Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+      Value consumers = arith::ConstantIntOp::create(b, loc, threads, 32);
+      for (int64_t i = 0; i < copies; ++i) {
+        NVVM::MBarrierInitOp::create(b, loc, mbarrierAddress(loc, full, index(b, loc, i)), one,
+                                     Value());
+        NVVM::MBarrierInitOp::create(b, loc, mbarrierAddress(loc, empty, index(b, loc, i)),
+                                     consumers, Value());
+      }
+    }
+    allThreads = NVVM::BarrierOp::create(b, loc); // bar.sync 0: the producer warp's too
+  }
+
+  // The producer, at the kernel's end: warpgroup T / 128 gives its
+  // registers to the consumers, and its first thread issues.
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(entry.getTerminator());
+    // The role from the warpgroup index broadcast from lane 0: ptxas then
+    // knows each branch is uniform in a warpgroup, and wgmma in the
+    // consumers' needs no arrive of its own (C7520 otherwise: every wgmma
+    // serialised); setmaxnreg needs whole warpgroups too.
+    Value group = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(), arith::DivUIOp::create(b, loc, tid, index(b, loc, 128)));
+    Value role =
+        gpu::ShuffleOp::create(b, loc, group, 0, 32, gpu::ShuffleMode::IDX).getShuffleResult();
+    Value isProducer =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, role,
+                              arith::ConstantIntOp::create(b, loc, threads / 128, 32));
+    auto branch = scf::IfOp::create(b, loc, isProducer, /*withElse=*/false);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    if (movesRegisters())
+      NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                     NVVM::SetMaxRegisterAction::decrease);
+    Value issuer =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(b, loc, threads));
+    auto issue = scf::IfOp::create(b, loc, issuer, /*withElse=*/false);
+    b.setInsertionPoint(issue.thenBlock()->getTerminator());
+    auto loads = scf::ForOp::create(b, loc, start, end, index(b, loc, 1));
+    b.setInsertionPoint(loads.getBody()->getTerminator());
+    Value j = loads.getInductionVar();
+    Value used = arith::SubIOp::create(b, loc, j, start);
+    Value slot = arith::RemUIOp::create(b, loc, used, index(b, loc, copies));
+    Value round = arith::DivUIOp::create(b, loc, used, index(b, loc, copies));
+    // The phase of empty[slot] that released iteration j - C: round - 1, but
+    // round for the last copy, whose phase 0 the first iteration completes
+    // (see the release below). Phase -1 (parity 1) of a fresh mbarrier counts
+    // as complete: the first round waits for nothing.
+    Value last =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, index(b, loc, copies - 1));
+    Value phase = arith::AddIOp::create(
+        b, loc, round, arith::SelectOp::create(b, loc, last, index(b, loc, 1), index(b, loc, 0)));
+    Value parity = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        arith::AndIOp::create(b, loc, arith::AddIOp::create(b, loc, phase, index(b, loc, 1)),
+                              index(b, loc, 1)));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, mbarrierAddress(loc, empty, slot), parity,
+                                          arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
+    issueTmaBoxes(loc, plan, body, j, start, full);
+    producer = ProducerWarp{branch, allThreads, role};
+  }
+
+  // The consumers' loop, in place.
+  auto loop = scf::ForOp::create(b, loc, start, end, index(b, loc, 1));
+  rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
+  rewriter.eraseOp(op);
+  Block &loopBody = *loop.getBody();
+  Value k = loop.getInductionVar();
+  rewriter.setInsertionPointToStart(&loopBody);
+  SmallVector<Value> views;
+  for (CopyOp copy : plan.copies)
+    views.push_back(stageView(loc, copy.getDst(), k, start));
+  Operation *headerEnd = views.back().getDefiningOp();
+  for (auto [j, copyRef] : llvm::enumerate(plan.copies)) {
+    CopyOp copy = copyRef;
+    copy.getDst().replaceUsesWithIf(views[j], [&](OpOperand &use) {
+      return loop->isAncestor(use.getOwner()) && use.getOwner() != copy.getOperation();
+    });
+  }
+  rewriter.setInsertionPoint(plan.copies.front());
+  waitTmaIteration(loc, k, start, copies, full);
+  for (CopyOp copy : plan.copies)
+    rewriter.eraseOp(copy);
+  loopBody.walk([&](GemmOp gemm) { wgmmaInFlight.insert(gemm); });
+  // The previous iteration's copy is free once this iteration's gemm has
+  // waited for all but its own batch: the release closes the body. The
+  // first iteration releases the copy of iteration start - 1, i.e. the last
+  // one's phase 0 (the producer counts it): with no condition on k, which
+  // LLVM would peel the first iteration for, materialising the accumulators'
+  // initial values between wgmma.fence and the first wgmma (ptxas then
+  // serialises: C7519).
+  rewriter.setInsertionPoint(loopBody.getTerminator());
+  Value slot =
+      arith::RemUIOp::create(b, loc,
+                             arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, k, start),
+                                                   index(b, loc, copies - 1)),
+                             index(b, loc, copies));
+  NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(), mbarrierAddress(loc, empty, slot),
+                                 /*count=*/Value());
+  rewriter.setInsertionPointAfter(loop);
+  // Before anything reads the accumulators or reuses the tiles.
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+  return lowerBlockFrom(loopBody, headerEnd->getNextNode());
+}
+
+LogicalResult KernelLowering::separateConsumers() {
+  auto &b = rewriter;
+  Location loc = func.getLoc();
+  Operation *branch = producer->branch;
+  SmallVector<Operation *> moved;
+  DenseSet<Operation *> movedSet;
+  for (Operation *op = producer->allThreadsBarrier->getNextNode(); op && op != branch;
+       op = op->getNextNode()) {
+    bool dependsOnMoved = llvm::any_of(op->getOperands(), [&](Value operand) {
+      return movedSet.contains(operand.getDefiningOp());
+    });
+    bool shared =
+        !dependsOnMoved && ((op->getNumRegions() == 0 && isPure(op)) || isa<memref::AllocaOp>(op));
+    if (!shared) {
+      moved.push_back(op);
+      movedSet.insert(op);
+    }
+  }
+  bool producerUsesMoved = false;
+  branch->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      producerUsesMoved |= movedSet.contains(operand.getDefiningOp());
+  });
+  if (producerUsesMoved)
+    return func.emitOpError("the producer warp needs a value only the consumers compute");
+  b.setInsertionPoint(branch);
+  Value isConsumer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, producer->role,
+                                           arith::ConstantIntOp::create(b, loc, threads / 128, 32));
+  auto consumers = scf::IfOp::create(b, loc, isConsumer, /*withElse=*/false);
+  b.setInsertionPoint(consumers.thenBlock()->getTerminator());
+  if (movesRegisters())
+    NVVM::SetMaxRegisterOp::create(b, loc, consumerRegisters(),
+                                   NVVM::SetMaxRegisterAction::increase);
+  for (Operation *op : moved)
+    op->moveBefore(consumers.thenBlock()->getTerminator());
+  SmallVector<gpu::BarrierOp> barriers;
+  consumers.walk([&](gpu::BarrierOp barrier) { barriers.push_back(barrier); });
+  for (gpu::BarrierOp barrier : barriers) { // bar.sync 1, T
+    b.setInsertionPoint(barrier);
+    NVVM::BarrierOp::create(b, barrier.getLoc(), /*res=*/Type(),
+                            arith::ConstantIntOp::create(b, barrier.getLoc(), 1, 32),
+                            arith::ConstantIntOp::create(b, barrier.getLoc(), threads, 32),
+                            /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+    b.eraseOp(barrier);
+  }
+  tlDialect(func).getThreadsAttrHelper().setAttr(func, b.getI64IntegerAttr(threads + 128));
+  // The block's size for ptxas (.reqntid): its T + 128 threads' registers
+  // must fit the register file at launch; setmaxnreg then moves them.
+  int32_t size = static_cast<int32_t>(threads + 128);
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({size, 1, 1}));
+  return success();
+}
+
+bool KernelLowering::movesRegisters() const {
+  // With 256 threads or fewer each may hold 255 registers anyway (and ptxas
+  // ignores setmaxnreg then: C7508, no register count at entry).
+  return threads + 128 > 256;
+}
+
+int32_t KernelLowering::consumerRegisters() const {
+  // What the register file (64K) leaves the T consumers once the producer
+  // warpgroup holds kProducerRegisters each: a multiple of 8, at most 256.
+  int64_t left = (65536 - 128 * kProducerRegisters) / threads;
+  return static_cast<int32_t>(std::min<int64_t>(256, left / 8 * 8));
+}
+
+} // namespace tl::gpu_lowering

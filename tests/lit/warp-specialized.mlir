@@ -1,0 +1,141 @@
+// RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines -split-input-file | FileCheck %s --check-prefix=PLAN
+// RUN: tl-opt %s --tl-gpu-lowering=wgmma=true -split-input-file | FileCheck %s
+// A TMA loop with its wgmma batches in flight, directly in the kernel body,
+// after every use of the shared tiles, gets a producer warpgroup: the kernel
+// runs T + 128 threads; thread T issues every iteration's boxes once the
+// consumers have released the rotating copy (empty mbarriers); the T
+// consumers wait on the full mbarriers and meet at no barrier in the loop.
+// The roles are warpgroup indices broadcast from lane 0 (uniform for
+// ptxas); past 256 threads the producer gives its registers to the
+// consumers (setmaxnreg).
+
+// PLAN-LABEL: func.func @gemm_loop
+// PLAN: tl.pipelined {{.*}} stages 3 attributes {tl.tma_loads, tl.warp_specialized, tl.wgmma_in_flight}
+// CHECK-LABEL: gpu.func @gemm_loop
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: tl.threads = 256
+// Full (arrival count 1) and empty (count T = 128) mbarriers per rotating
+// copy, then a barrier of every thread.
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: %[[T:.*]] = arith.constant 128 : i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %[[ONE]]
+// CHECK: nvvm.mbarrier.init %{{.*}}, %[[T]]
+// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK: nvvm.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[ROLE:.*]], %{{.*}} = gpu.shuffle  idx
+// The producer is warpgroup T / 128 = 1, the consumers those below.
+// CHECK: %[[PRODUCER:.*]] = arith.cmpi eq, %[[ROLE]], %c1_i32
+// CHECK: arith.cmpi ult, %[[ROLE]], %c1_i32
+// CHECK-NEXT: scf.if
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NOT: barrier
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// The producer's thread T (tid == 128) waits for the copy's release, arms,
+// issues.
+// CHECK: scf.if %[[PRODUCER]]
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: gpu.return
+func.func @gemm_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<128x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x128xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
+    tl.fill %c, %zero : memref<128x128xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c8 stages 3 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c32 : index
+      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf32>
+  }
+  return
+}
+
+// -----
+
+// Two consumer warpgroups: 384 threads, which would leave each 168
+// registers; the producer keeps 40 and the consumers take 232. The
+// consumers' own barriers (a shared tile staged after the loop) become
+// named barriers of the T consumer threads: bar.sync 1, T.
+// CHECK-LABEL: gpu.func @staged_epilogue
+// CHECK-SAME: tl.threads = 384
+// CHECK: scf.if
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// CHECK: nvvm.setmaxregister  decrease 40
+func.func @staged_epilogue(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf16> {tl.output}) {
+  tl.kernel grid [1] threads 256 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<128x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x128xf16, #tl.scope<shared>>
+    %o = tl.alloc_shared : memref<128x128xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
+    tl.fill %c, %zero : memref<128x128xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c8 stages 2 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c32 : index
+      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [128, 128] to %o[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf16, #tl.scope<shared>>
+    tl.copy %o[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf16, #tl.scope<shared>> to memref<128x128xf16>
+  }
+  return
+}
+
+// -----
+
+// A shared tile used before the loop: the producer would load while the
+// consumers still run that code, so no producer warp.
+// PLAN-LABEL: func.func @tile_used_before
+// PLAN: tl.pipelined {{.*}} attributes {tl.tma_loads, tl.wgmma_in_flight}
+// CHECK-LABEL: gpu.func @tile_used_before
+// CHECK-SAME: tl.threads = 128
+func.func @tile_used_before(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %zero = arith.constant 0.0 : f32
+    %zh = arith.constant 0.0 : f16
+    %s = tl.alloc_shared : memref<128x128xf16, #tl.scope<shared>>
+    %a = tl.alloc_shared : memref<128x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x128xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
+    tl.fill %s, %zh : memref<128x128xf16, #tl.scope<shared>>, f16
+    tl.copy %s[%c0, %c0] [128, 128] to %c[%c0, %c0] [128, 128] : memref<128x128xf16, #tl.scope<shared>> to memref<128x128xf32, #tl.scope<fragment>>
+    tl.pipelined %c0 to %c8 stages 3 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c32 : index
+      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf32>
+  }
+  return
+}
