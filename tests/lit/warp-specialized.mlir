@@ -1,7 +1,8 @@
 // RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines -split-input-file | FileCheck %s --check-prefix=PLAN
 // RUN: tl-opt %s --tl-gpu-lowering=wgmma=true -split-input-file | FileCheck %s
 // A TMA loop with its wgmma batches in flight, directly in the kernel body,
-// after every use of the shared tiles, gets a producer warpgroup: the kernel
+// after every use of the shared tiles, in a kernel taking more than half of
+// the shared memory (here 4 x 32 KiB), gets a producer warpgroup: the kernel
 // runs T + 128 threads; thread T issues every iteration's boxes once the
 // consumers have released the rotating copy (empty mbarriers); the T
 // consumers wait on the full mbarriers and meet at no barrier in the loop.
@@ -46,23 +47,24 @@
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: gpu.return
+
 func.func @gemm_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
   tl.kernel grid [1] threads 128 {
   ^bb0(%bx: index):
     %c0 = arith.constant 0 : index
-    %c8 = arith.constant 8 : index
-    %c32 = arith.constant 32 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
     %zero = arith.constant 0.0 : f32
-    %a = tl.alloc_shared : memref<128x32xf16, #tl.scope<shared>>
-    %b = tl.alloc_shared : memref<32x128xf16, #tl.scope<shared>>
+    %a = tl.alloc_shared : memref<128x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
     %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
     tl.fill %c, %zero : memref<128x128xf32, #tl.scope<fragment>>, f32
-    tl.pipelined %c0 to %c8 stages 3 {
+    tl.pipelined %c0 to %c4 stages 3 {
     ^bb0(%k: index):
-      %k0 = arith.muli %k, %c32 : index
-      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
-      tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
-      tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %A[%c0, %k0] [128, 64] to %a[%c0, %c0] [128, 64] : memref<128x256xf16> to memref<128x64xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<256x128xf16> to memref<64x128xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c : memref<128x64xf16, #tl.scope<shared>>, memref<64x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
     }
     tl.copy %c[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf32>
   }
@@ -85,20 +87,20 @@ func.func @staged_epilogue(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C:
   tl.kernel grid [1] threads 256 {
   ^bb0(%bx: index):
     %c0 = arith.constant 0 : index
-    %c8 = arith.constant 8 : index
-    %c32 = arith.constant 32 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
     %zero = arith.constant 0.0 : f32
-    %a = tl.alloc_shared : memref<128x32xf16, #tl.scope<shared>>
-    %b = tl.alloc_shared : memref<32x128xf16, #tl.scope<shared>>
+    %a = tl.alloc_shared : memref<128x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
     %o = tl.alloc_shared : memref<128x128xf16, #tl.scope<shared>>
     %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
     tl.fill %c, %zero : memref<128x128xf32, #tl.scope<fragment>>, f32
-    tl.pipelined %c0 to %c8 stages 2 {
+    tl.pipelined %c0 to %c4 stages 2 {
     ^bb0(%k: index):
-      %k0 = arith.muli %k, %c32 : index
-      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
-      tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
-      tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %A[%c0, %k0] [128, 64] to %a[%c0, %c0] [128, 64] : memref<128x256xf16> to memref<128x64xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<256x128xf16> to memref<64x128xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c : memref<128x64xf16, #tl.scope<shared>>, memref<64x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
     }
     tl.copy %c[%c0, %c0] [128, 128] to %o[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf16, #tl.scope<shared>>
     tl.copy %o[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf16, #tl.scope<shared>> to memref<128x128xf16>
@@ -128,6 +130,37 @@ func.func @tile_used_before(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C
     %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
     tl.fill %s, %zh : memref<128x128xf16, #tl.scope<shared>>, f16
     tl.copy %s[%c0, %c0] [128, 128] to %c[%c0, %c0] [128, 128] : memref<128x128xf16, #tl.scope<shared>> to memref<128x128xf32, #tl.scope<fragment>>
+    tl.pipelined %c0 to %c8 stages 3 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c32 : index
+      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf32>
+  }
+  return
+}
+
+// -----
+
+// Tiles that leave room for two blocks an SM (4 x 16 KiB): the producer's
+// registers would cost one of them, so no producer warpgroup.
+// PLAN-LABEL: func.func @small_tiles
+// PLAN: tl.pipelined {{.*}} attributes {tl.tma_loads, tl.wgmma_in_flight}
+// CHECK-LABEL: gpu.func @small_tiles
+// CHECK-SAME: tl.threads = 128
+func.func @small_tiles(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<128x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x128xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
+    tl.fill %c, %zero : memref<128x128xf32, #tl.scope<fragment>>, f32
     tl.pipelined %c0 to %c8 stages 3 {
     ^bb0(%k: index):
       %k0 = arith.muli %k, %c32 : index

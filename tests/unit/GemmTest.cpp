@@ -76,8 +76,10 @@ TEST_CASE("gemm kernel: transposes, dtypes, ragged edges", "[gemm]") {
 
 TEST_CASE("gemm kernel: TMA loads and a producer warpgroup, ragged M and N", "[gemm]") {
   // K % 8 == 0: rows TMA can stride, so on sm_90a every configuration loads
-  // by TMA (boxes past M or N read zeros) with a producer warpgroup: one
-  // consumer warpgroup, and two that take the producer's registers.
+  // by TMA (boxes past M or N read zeros); those whose tiles take more than
+  // half the shared memory with a producer warpgroup (one consumer
+  // warpgroup, and two that take the producer's registers), the last one
+  // without.
   const GemmConfig configs[] = {{128, 128, 64, 128, 3},
                                 {128, 256, 64, 256, 3},
                                 {64, 128, 64, 128, 4},

@@ -50,7 +50,9 @@
 // Such a loop, when it also keeps its wgmma batches in flight, is the only
 // one so in its kernel, stands directly in the kernel body, has bounds and
 // load offsets computable at the kernel's start (pure ops on block indices
-// and constants), and follows every use of the kernel's shared tiles, is
+// and constants), follows every use of the kernel's shared tiles, and whose
+// kernel takes more than half of sm_90a's shared memory (else two blocks
+// could share an SM, and the producer's registers would cost one), is
 // warp-specialised: the kernel gets one more warpgroup, the producer, which
 // issues every iteration's boxes as soon as an `empty` mbarrier says the
 // consumers have finished with the rotating copy; the consumers (the
