@@ -18,7 +18,7 @@
 #   bench256  head dim 256: tuned, alternatives and peers           -> bench256.jsonl
 #   sweep     forward and backward configurations at S = 1024 and 4096
 #                                                                -> sweep.jsonl
-#   gemm      tl-bench-gemm (wgmma, TMA, a producer warp; without it
+#   gemm      tl-bench-gemm (wgmma, TMA, a producer warpgroup; without it
 #             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
 #             (TLC_WGMMA=0) at the best configurations) and
 #             cuBLAS (gemm_peer.py) on the same shapes           -> gemm.jsonl

@@ -41,7 +41,7 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
   Option<bool> tma{*this, "tma", llvm::cl::desc("TMA loads where the wgmma path allows them"),
                    llvm::cl::init(true)};
   Option<bool> warpSpecialize{*this, "warp-specialize",
-                              llvm::cl::desc("a producer warp for a TMA loop that allows one"),
+                              llvm::cl::desc("a producer warpgroup for a TMA loop that allows one"),
                               llvm::cl::init(true)};
 };
 

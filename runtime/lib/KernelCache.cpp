@@ -267,7 +267,7 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
   // TLC_TMA=0 keeps the wgmma path's loads on cp.async (likewise).
   const char *tma = std::getenv("TLC_TMA");
   options.tma = !(tma && std::string(tma) == "0");
-  const char *specialize = std::getenv("TLC_WARP_SPECIALIZE"); // 0: no producer warp
+  const char *specialize = std::getenv("TLC_WARP_SPECIALIZE"); // 0: no producer warpgroup
   options.warpSpecialize = !(specialize && std::string(specialize) == "0");
   if (!useCache || !KernelCache::enabledByEnvironment()) {
     GPUBinary binary = compileForGPU(program, arch, options);

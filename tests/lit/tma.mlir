@@ -8,7 +8,7 @@
 // the iteration's bytes and issues one box per swizzle-atom column block;
 // every thread waits for that mbarrier's phase where the copies stood. The
 // boxes read through tensor maps the kernel takes after its own parameters
-// (tl.tensor_maps). Here without a producer warp (warp-specialized.mlir has
+// (tl.tensor_maps). Here without a producer warpgroup (warp-specialized.mlir has
 // it): every thread meets at a barrier each iteration.
 
 // A [128, 32] f16 tiles: 64-byte rows, one box of [128, 32] (64-byte

@@ -111,7 +111,7 @@ func.func @staged_epilogue(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C:
 // -----
 
 // A shared tile used before the loop: the producer would load while the
-// consumers still run that code, so no producer warp.
+// consumers still run that code, so no producer warpgroup.
 // PLAN-LABEL: func.func @tile_used_before
 // PLAN: tl.pipelined {{.*}} attributes {tl.tma_loads, tl.wgmma_in_flight}
 // CHECK-LABEL: gpu.func @tile_used_before

@@ -73,7 +73,7 @@ struct GPUCompileOptions {
   /// On the wgmma path, pipelined loops load their tiles by TMA on mbarriers
   /// where every copy allows it (else cp.async); false keeps cp.async.
   bool tma = true;
-  /// A TMA loop that allows it (PipelinePlan.h) gets a producer warp that
+  /// A TMA loop that allows it (PipelinePlan.h) gets a producer warpgroup that
   /// issues its loads on full/empty mbarriers; false keeps every thread a
   /// consumer, meeting at a barrier each iteration.
   bool warpSpecialize = true;

@@ -24,7 +24,7 @@ struct GPUPipelineOptions {
   bool wgmma = false;
   /// TMA loads for pipelined loops on the wgmma path whose copies allow them.
   bool tma = true;
-  /// A producer warp for the TMA loop that allows one.
+  /// A producer warpgroup for the TMA loop that allows one.
   bool warpSpecialize = true;
 };
 

@@ -56,14 +56,14 @@ def PlanPipelines : Pass<"tl-plan-pipelines", "::mlir::ModuleOp"> {
     `tl.waits_entry_copies`. On the wgmma path a loop may keep its wgmma
     batches in flight (`tl.wgmma_in_flight`), with `tma` load its tiles by
     TMA on mbarriers (`tl.tma_loads`) and, with `warp-specialize`, have them
-    issued by a producer warp (`tl.warp_specialized`). The conditions are in
+    issued by a producer warpgroup (`tl.warp_specialized`). The conditions are in
     PipelinePlan.h.
   }];
   let options = [
     Option<"tma", "tma", "bool", /*default=*/"true",
            "TMA loads for the loops whose copies allow them (the wgmma path)">,
     Option<"warpSpecialize", "warp-specialize", "bool", /*default=*/"true",
-           "a producer warp for the TMA loop that allows one">,
+           "a producer warpgroup for the TMA loop that allows one">,
   ];
 }
 

@@ -489,7 +489,7 @@ private:
   llvm::DenseMap<Value, Rotating> rotating;
   /// A warp-specialised loop's producer branch and the barrier of every
   /// thread before it (separateConsumers).
-  struct ProducerWarp {
+  struct ProducerWarpgroup {
     Operation *branch, *allThreadsBarrier;
     Value role; // the warpgroup index, uniform (from lane 0)
   };
@@ -499,7 +499,7 @@ private:
   int32_t consumerRegisters() const;
   /// Whether the kernel moves registers so (more than 256 threads).
   bool movesRegisters() const;
-  std::optional<ProducerWarp> producer;
+  std::optional<ProducerWarpgroup> producer;
   /// The tensor maps the kernel takes after its own parameters, in order.
   SmallVector<Attribute> tensorMaps;
   /// Gemms of pipelined loops planned with their wgmma batches in flight.

@@ -1,4 +1,4 @@
-//===- LowerWarpSpecialized.cpp - KernelLowering: a producer warp (sm_90a) -===//
+//===- LowerWarpSpecialized.cpp - KernelLowering: producer warpgroup ------===//
 //
 // A pipelined loop planned `tl.warp_specialized` (PipelinePlan.h) splits the
 // kernel's threads in two roles. The kernel's own T threads are the
@@ -67,7 +67,7 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
                                      consumers, Value());
       }
     }
-    allThreads = NVVM::BarrierOp::create(b, loc); // bar.sync 0: the producer warp's too
+    allThreads = NVVM::BarrierOp::create(b, loc); // bar.sync 0: the producer warpgroup too
   }
 
   // The producer, at the kernel's end: warpgroup T / 128 gives its
@@ -116,7 +116,7 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
     NVVM::MBarrierTryWaitParityOp::create(b, loc, mbarrierAddress(loc, empty, slot), parity,
                                           arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
     issueTmaBoxes(loc, plan, body, j, start, full);
-    producer = ProducerWarp{branch, allThreads, role};
+    producer = ProducerWarpgroup{branch, allThreads, role};
   }
 
   // The consumers' loop, in place.
@@ -186,7 +186,7 @@ LogicalResult KernelLowering::separateConsumers() {
       producerUsesMoved |= movedSet.contains(operand.getDefiningOp());
   });
   if (producerUsesMoved)
-    return func.emitOpError("the producer warp needs a value only the consumers compute");
+    return func.emitOpError("the producer warpgroup needs a value only the consumers compute");
   b.setInsertionPoint(branch);
   Value isConsumer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, producer->role,
                                            arith::ConstantIntOp::create(b, loc, threads / 128, 32));

@@ -259,7 +259,7 @@ void leavesOutside(Value value, Block &body, SmallVectorImpl<Value> &leaves, int
 }
 
 /// See PipelinePlan.h: a TMA loop with its wgmma batches in flight, directly
-/// in the kernel body, whose bounds and load offsets a producer warp can
+/// in the kernel body, whose bounds and load offsets a producer warpgroup can
 /// compute at the kernel's start, and whose tiles no op before it touches
 /// (the producer loads while the consumers run what precedes the loop).
 bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &plan,
@@ -327,7 +327,7 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts,
   Operation *func = kernel->getParentOp(); // whose arguments are the global tensors
   PipelinePlans plans;
   llvm::SmallPtrSet<Value, 8> tmaTargets = wgmmaOperands(kernel);
-  bool specialized = false; // one producer warp: for one loop
+  bool specialized = false; // one producer warpgroup: for one loop
   kernel.walk([&](PipelinedOp loop) {
     int64_t stages = static_cast<int64_t>(loop.getNumStages());
     if (stages < 1)

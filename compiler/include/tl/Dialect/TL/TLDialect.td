@@ -56,7 +56,7 @@ def TL_Dialect : Dialect {
     // mbarriers; the lowered kernel then lists its tensor maps
     // (#tl.tensor_map, in the order of its extra parameters).
     "::mlir::UnitAttr":$tma_loads,
-    // ... and that a producer warp issues them (warp specialisation).
+    // ... and that a producer warpgroup issues them (warp specialisation).
     "::mlir::UnitAttr":$warp_specialized,
     "::mlir::ArrayAttr":$tensor_maps,
     // tl-plan-shared-memory: a shared tile's byte offset in dynamic shared
