@@ -95,6 +95,7 @@ void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   pm.addPass(createConvertTLToGPU(lowering));
   pm.addPass(createApproximateMath());
   pm.addPass(createElideBarriers());
+  pm.addPass(createCheckSynchronisation());
 }
 
 void buildGPUPipeline(mlir::OpPassManager &pm, const GPUPipelineOptions &options) {

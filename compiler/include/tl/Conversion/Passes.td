@@ -93,6 +93,21 @@ def ApproximateMath : Pass<"tl-approximate-math", "::mlir::ModuleOp"> {
   ];
 }
 
+def CheckSynchronisation : Pass<"tl-check-sync", "::mlir::ModuleOp"> {
+  let summary = "Refuse lowered kernels whose Hopper synchronisation cannot work";
+  let description = [{
+    Checks, on every lowered gpu.func, what would otherwise hang the GPU or
+    silently serialise it, and reports it as an error at the op's location:
+    - an mbarrier armed for N transaction bytes whose TMA boxes, issued next
+      in the same block on it, bring another number (a wait that never
+      completes, or completes early);
+    - a wgmma under a branch on the thread index that ptxas cannot prove
+      uniform in each warpgroup (only an index broadcast by a shuffle is);
+    - a wgmma accumulator read or written by anything but another wgmma
+      before the next wgmma.wait_group.
+  }];
+}
+
 def ElideBarriers : Pass<"tl-elide-barriers", "::mlir::ModuleOp"> {
   let summary = "Remove the barriers of GPU kernels that order nothing";
   let description = [{

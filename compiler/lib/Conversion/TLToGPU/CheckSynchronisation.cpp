@@ -1,0 +1,156 @@
+//===- CheckSynchronisation.cpp - tl-check-sync: Hopper sync, before it runs ===//
+//
+// The Hopper path synchronises through mechanisms the GPU does not check:
+// an mbarrier armed for the wrong number of bytes never completes (a hang)
+// or completes before its data (a race); a wgmma under control flow ptxas
+// cannot prove uniform in its warpgroup, or whose accumulators something
+// touches before a wait, is silently serialised. This pass checks the
+// lowered kernel for each and makes it a compile error at the op's location
+// (for the TMA arming, the pipelined loop's: the author's line), so that a
+// lowering mistake shows here, not on the device.
+//
+//===----------------------------------------------------------------------===//
+#include "tl/Conversion/Passes.h"
+#include "tl/Dialect/TL/TLDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace tl {
+#define GEN_PASS_DEF_CHECKSYNCHRONISATION
+#include "tl/Conversion/Passes.h.inc"
+} // namespace tl
+
+namespace tl::gpu_lowering {
+namespace {
+
+/// Bytes one box of tensor-map argument `map` brings, if `map` is one of
+/// the kernel's tensor-map parameters.
+std::optional<int64_t> boxBytes(gpu::GPUFuncOp func, Value map) {
+  ArrayAttr maps = tlDialect(func).getTensorMapsAttrHelper().getAttr(func);
+  auto arg = dyn_cast<BlockArgument>(map);
+  if (!maps || !arg || arg.getOwner() != &func.getBody().front())
+    return std::nullopt;
+  int64_t first = func.getNumArguments() - maps.size();
+  if (arg.getArgNumber() < first)
+    return std::nullopt;
+  auto attr = cast<TensorMapAttr>(maps[arg.getArgNumber() - first]);
+  auto tensor = dyn_cast<MemRefType>(func.getArgument(attr.getParam()).getType());
+  if (!tensor)
+    return std::nullopt;
+  int64_t bytes = tensor.getElementTypeBitWidth() / 8;
+  for (int64_t extent : attr.getBox())
+    bytes *= extent;
+  return bytes;
+}
+
+/// Every arming of an mbarrier for a constant byte count is matched by the
+/// boxes issued after it in its block on the same mbarrier.
+LogicalResult checkTransactionBytes(gpu::GPUFuncOp func) {
+  WalkResult result = func.walk([&](NVVM::MBarrierArriveExpectTxOp arm) {
+    APInt expected;
+    if (!matchPattern(arm.getTxcount(), m_ConstantInt(&expected)))
+      return WalkResult::advance();
+    int64_t brought = 0;
+    for (Operation *op = arm->getNextNode(); op; op = op->getNextNode()) {
+      if (auto again = dyn_cast<NVVM::MBarrierArriveExpectTxOp>(op);
+          again && again.getAddr() == arm.getAddr())
+        break;
+      auto box = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op);
+      if (!box || box.getMbar() != arm.getAddr())
+        continue;
+      std::optional<int64_t> bytes = boxBytes(func, box.getTmaDescriptor());
+      if (!bytes) {
+        box.emitError("a TMA box through a tensor map the kernel does not list");
+        return WalkResult::interrupt();
+      }
+      brought += *bytes;
+    }
+    if (brought != expected.getSExtValue()) {
+      arm.emitError() << "an mbarrier is armed for " << expected.getSExtValue()
+                      << " bytes, but the TMA boxes issued on it bring " << brought
+                      << ": its phase would "
+                      << (brought < expected.getSExtValue() ? "never complete"
+                                                            : "complete before its data");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// `value` depends on the thread index other than through a shuffle (whose
+/// broadcast result is warp-uniform).
+bool threadDependent(Value value, int depth = 0) {
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 64 || isa<gpu::ShuffleOp>(def))
+    return false;
+  if (isa<gpu::ThreadIdOp, gpu::LaneIdOp, NVVM::ThreadIdXOp, NVVM::LaneIdOp>(def))
+    return true;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value operand) { return threadDependent(operand, depth + 1); });
+}
+
+/// No wgmma under a branch on the thread index.
+LogicalResult checkUniformControl(gpu::GPUFuncOp func) {
+  WalkResult result = func.walk([&](NVVM::WgmmaMmaAsyncOp wgmma) {
+    for (Operation *parent = wgmma->getParentOp(); parent && parent != func;
+         parent = parent->getParentOp())
+      if (auto branch = dyn_cast<scf::IfOp>(parent);
+          branch && threadDependent(branch.getCondition())) {
+        wgmma.emitError("a wgmma under a branch on the thread index: ptxas cannot prove it "
+                        "uniform in the warpgroup and serialises every wgmma (branch on a "
+                        "warpgroup index broadcast by a shuffle instead)")
+                .attachNote(branch.getLoc())
+            << "the branch";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// A wgmma's accumulators are used by nothing but wgmma before the next
+/// wait_group in their block.
+LogicalResult checkAccumulatorsUntouched(gpu::GPUFuncOp func) {
+  WalkResult result = func.walk([&](NVVM::WgmmaMmaAsyncOp wgmma) {
+    for (Operation *op = wgmma->getNextNode(); op && !isa<NVVM::WgmmaWaitGroupSyncOp>(op);
+         op = op->getNextNode()) {
+      if (isa<NVVM::WgmmaMmaAsyncOp>(op))
+        continue;
+      bool touches = false;
+      op->walk([&](Operation *inner) {
+        touches |= llvm::is_contained(inner->getOperands(), wgmma.getResult());
+      });
+      if (touches) {
+        op->emitError("touches a wgmma's accumulators before wgmma.wait_group: ptxas would "
+                      "serialise the wgmma")
+                .attachNote(wgmma.getLoc())
+            << "the wgmma";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct CheckSynchronisationPass
+    : public tl::impl::CheckSynchronisationBase<CheckSynchronisationPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](gpu::GPUFuncOp func) {
+      if (failed(checkTransactionBytes(func)) || failed(checkUniformControl(func)) ||
+          failed(checkAccumulatorsUntouched(func)))
+        signalPassFailure();
+    });
+  }
+};
+
+} // namespace
+} // namespace tl::gpu_lowering
