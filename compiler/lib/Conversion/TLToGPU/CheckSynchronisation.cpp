@@ -97,44 +97,38 @@ bool threadDependent(Value value, int depth = 0) {
                       [&](Value operand) { return threadDependent(operand, depth + 1); });
 }
 
-/// No wgmma under a branch on the thread index.
-LogicalResult checkUniformControl(gpu::GPUFuncOp func) {
+/// An error at `at` with a note at `where`; stops the walk.
+WalkResult refuse(Operation *at, const Twine &message, Location where, const Twine &note) {
+  at->emitError(message).attachNote(where) << note;
+  return WalkResult::interrupt();
+}
+
+/// Every wgmma sits under no branch on the thread index, and its
+/// accumulators are used by nothing but wgmma before the next wait_group in
+/// its block.
+LogicalResult checkWgmma(gpu::GPUFuncOp func) {
   WalkResult result = func.walk([&](NVVM::WgmmaMmaAsyncOp wgmma) {
     for (Operation *parent = wgmma->getParentOp(); parent && parent != func;
          parent = parent->getParentOp())
       if (auto branch = dyn_cast<scf::IfOp>(parent);
-          branch && threadDependent(branch.getCondition())) {
-        wgmma.emitError("a wgmma under a branch on the thread index: ptxas cannot prove it "
-                        "uniform in the warpgroup and serialises every wgmma (branch on a "
-                        "warpgroup index broadcast by a shuffle instead)")
-                .attachNote(branch.getLoc())
-            << "the branch";
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
-/// A wgmma's accumulators are used by nothing but wgmma before the next
-/// wait_group in their block.
-LogicalResult checkAccumulatorsUntouched(gpu::GPUFuncOp func) {
-  WalkResult result = func.walk([&](NVVM::WgmmaMmaAsyncOp wgmma) {
+          branch && threadDependent(branch.getCondition()))
+        return refuse(wgmma,
+                      "a wgmma under a branch on the thread index: ptxas cannot prove it "
+                      "uniform in the warpgroup and serialises every wgmma (branch on a "
+                      "warpgroup index broadcast by a shuffle instead)",
+                      branch.getLoc(), "the branch");
     for (Operation *op = wgmma->getNextNode(); op && !isa<NVVM::WgmmaWaitGroupSyncOp>(op);
          op = op->getNextNode()) {
-      if (isa<NVVM::WgmmaMmaAsyncOp>(op))
-        continue;
       bool touches = false;
-      op->walk([&](Operation *inner) {
-        touches |= llvm::is_contained(inner->getOperands(), wgmma.getResult());
-      });
-      if (touches) {
-        op->emitError("touches a wgmma's accumulators before wgmma.wait_group: ptxas would "
-                      "serialise the wgmma")
-                .attachNote(wgmma.getLoc())
-            << "the wgmma";
-        return WalkResult::interrupt();
-      }
+      if (!isa<NVVM::WgmmaMmaAsyncOp>(op))
+        op->walk([&](Operation *inner) {
+          touches |= llvm::is_contained(inner->getOperands(), wgmma.getResult());
+        });
+      if (touches)
+        return refuse(op,
+                      "touches a wgmma's accumulators before wgmma.wait_group: ptxas would "
+                      "serialise the wgmma",
+                      wgmma.getLoc(), "the wgmma");
     }
     return WalkResult::advance();
   });
@@ -145,8 +139,7 @@ struct CheckSynchronisationPass
     : public tl::impl::CheckSynchronisationBase<CheckSynchronisationPass> {
   void runOnOperation() override {
     getOperation().walk([&](gpu::GPUFuncOp func) {
-      if (failed(checkTransactionBytes(func)) || failed(checkUniformControl(func)) ||
-          failed(checkAccumulatorsUntouched(func)))
+      if (failed(checkTransactionBytes(func)) || failed(checkWgmma(func)))
         signalPassFailure();
     });
   }
