@@ -110,9 +110,17 @@ void GPUKernel::launchPointers(std::vector<CUdeviceptr> pointers, CUstream strea
   std::vector<void *> params;
   for (CUdeviceptr &pointer : pointers)
     params.push_back(&pointer);
-  // TMA descriptors by value after the tensors (encoding costs about a
-  // microsecond of host time each).
-  std::vector<CudaDriver::TensorMap> maps = encodeTensorMaps(*driver_, binary_, pointers);
+  // TMA descriptors by value after the tensors, encoded again only when the
+  // tensors' addresses change (timed launches repeat the same ones).
+  std::vector<CudaDriver::TensorMap> maps;
+  if (!binary_.tensorMaps.empty()) {
+    std::lock_guard<std::mutex> lock(mapsMutex_);
+    if (mapsFor_ != pointers) {
+      maps_ = encodeTensorMaps(*driver_, binary_, pointers);
+      mapsFor_ = pointers;
+    }
+    maps = maps_;
+  }
   for (CudaDriver::TensorMap &map : maps)
     params.push_back(&map);
   unsigned grid[3] = {1, 1, 1};

@@ -238,6 +238,11 @@ private:
   /// that barrier also guards the overwrite and the loop needs no other.
   LogicalResult lowerPipelined(PipelinedOp op);
 
+  /// Moves `op`'s body into `loop` (erasing `op`) under a header of this
+  /// iteration's rotating views, which replace the planned tiles in the body
+  /// (the planned copies themselves keep them); returns the header's last op.
+  Operation *rotateTiles(PipelinedOp op, scf::ForOp loop, const PipelinePlan &plan);
+
   /// `later` follows `earlier` in its block with nothing but pure ops between.
   static bool onlyPureOpsBetween(Operation *earlier, Operation *later);
 
@@ -258,9 +263,10 @@ private:
   /// of the gpu.func (byval 128 bytes, align 64, grid_constant) the first
   /// time, listed in tensorMaps.
   Value tensorMapArgument(CopyOp copy, ArrayRef<int64_t> box, int64_t swizzle);
-  /// One mbarrier (arrival count 1) per rotating copy, initialised by thread
-  /// 0; the caller's barrier publishes them.
-  Value initTmaBarriers(Location loc, int64_t copies);
+  /// Arrays of `count` mbarriers in shared memory, one per entry of
+  /// `arrivals` (its arrival count), initialised by thread 0 here; the
+  /// caller's barrier publishes them.
+  SmallVector<Value> initMbarriers(Location loc, int64_t count, ArrayRef<int64_t> arrivals);
   Value mbarrierAddress(Location loc, Value barriers, Value slot);
   /// Thread 0 arms the mbarrier of iteration k's rotating copy with the
   /// iteration's bytes and issues its boxes (when k < end).

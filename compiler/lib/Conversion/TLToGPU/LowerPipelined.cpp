@@ -28,9 +28,9 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   int64_t lookahead = plan.lookahead();
   // cp.async groups an iteration commits (TMA loads commit none).
   int64_t groups = plan.tmaLoads ? 0 : static_cast<int64_t>(plan.copies.size());
-  int64_t copies = plan.stages + 1;
+  int64_t copies = plan.rotatingCopies();
   rewriter.setInsertionPoint(loop);
-  Value barriers = plan.tmaLoads ? initTmaBarriers(loc, copies) : Value();
+  Value barriers = plan.tmaLoads ? initMbarriers(loc, copies, {1}).front() : Value();
   barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
   auto issue = [&](Block &from, Value k, Value end, Value start) {
     if (plan.tmaLoads)
@@ -47,26 +47,14 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   if (plan.wgmmaInFlight)
     body.walk([&](GemmOp gemm) { wgmmaInFlight.insert(gemm); });
 
-  rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
-  rewriter.eraseOp(op);
+  Operation *headerEnd = rotateTiles(op, loop, plan);
   Block &loopBody = *loop.getBody();
   Value k = loop.getInductionVar(), start = loop.getLowerBound();
-  // The loop's header: the views of this iteration's rotating copies. The
-  // body's own ops follow; the planned copies among them are replaced below
-  // by waits, and the first wait is followed by the issue of iteration
-  // k + lookahead.
-  rewriter.setInsertionPointToStart(&loopBody);
-  SmallVector<Value> views;
-  for (CopyOp copy : plan.copies)
-    views.push_back(stageView(loc, copy.getDst(), k, start));
-  Operation *headerEnd = views.back().getDefiningOp();
+  // The planned copies are replaced below by waits, and the first wait is
+  // followed by the issue of iteration k + lookahead.
   bool issued = false;
   for (auto [j, copyRef] : llvm::enumerate(plan.copies)) {
     CopyOp copy = copyRef;
-    Value tile = copy.getDst();
-    tile.replaceUsesWithIf(views[j], [&](OpOperand &use) {
-      return loop->isAncestor(use.getOwner()) && use.getOwner() != copy.getOperation();
-    });
     // Groups committed after this copy's group of iteration k: the later
     // copies of iteration k and every group of the iterations after it
     // issued so far (k+1 .. k+stages-1 before the first wait, up to
@@ -104,6 +92,26 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
   // The header is already thread-level.
   return lowerBlockFrom(loopBody, headerEnd->getNextNode());
+}
+
+Operation *KernelLowering::rotateTiles(PipelinedOp op, scf::ForOp loop, const PipelinePlan &plan) {
+  Block &body = op.getBody().front();
+  rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
+  rewriter.eraseOp(op);
+  Block &loopBody = *loop.getBody();
+  Value k = loop.getInductionVar(), start = loop.getLowerBound();
+  rewriter.setInsertionPointToStart(&loopBody);
+  SmallVector<Value> views;
+  for (CopyOp copy : plan.copies)
+    views.push_back(stageView(op.getLoc(), copy.getDst(), k, start));
+  for (auto [j, view] : llvm::enumerate(views)) {
+    CopyOp copy = plan.copies[j];
+    Operation *copyOp = copy.getOperation();
+    copy.getDst().replaceUsesWithIf(view, [&](OpOperand &use) {
+      return loop->isAncestor(use.getOwner()) && use.getOwner() != copyOp;
+    });
+  }
+  return views.back().getDefiningOp();
 }
 
 bool KernelLowering::onlyPureOpsBetween(Operation *earlier, Operation *later) {

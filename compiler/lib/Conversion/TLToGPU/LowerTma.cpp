@@ -42,20 +42,26 @@ Value KernelLowering::mbarrierAddress(Location loc, Value barriers, Value slot) 
                                   sharedAddress(loc, barriers, ValueRange{slot}));
 }
 
-Value KernelLowering::initTmaBarriers(Location loc, int64_t copies) {
-  Value barriers =
-      allocateShared(loc, MemRefType::get({copies}, rewriter.getI64Type()), /*swizzle=*/false);
+SmallVector<Value> KernelLowering::initMbarriers(Location loc, int64_t count,
+                                                 ArrayRef<int64_t> arrivals) {
+  SmallVector<Value> arrays;
+  for (size_t a = 0; a < arrivals.size(); ++a)
+    arrays.push_back(
+        allocateShared(loc, MemRefType::get({count}, rewriter.getI64Type()), /*swizzle=*/false));
   Value first =
       arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid, index(rewriter, loc, 0));
   auto guard = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
   OpBuilder::InsertionGuard inside(rewriter);
   rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
-  Value one = arith::ConstantIntOp::create(rewriter, loc, 1, 32);
-  for (int64_t i = 0; i < copies; ++i)
-    NVVM::MBarrierInitOp::create(rewriter, loc,
-                                 mbarrierAddress(loc, barriers, index(rewriter, loc, i)), one,
-                                 /*predicate=*/Value());
-  return barriers; // the barrier before the prologue publishes the initialisation
+  SmallVector<Value> counts;
+  for (int64_t n : arrivals)
+    counts.push_back(arith::ConstantIntOp::create(rewriter, loc, n, 32));
+  for (int64_t i = 0; i < count; ++i)
+    for (auto [array, n] : llvm::zip(arrays, counts))
+      NVVM::MBarrierInitOp::create(rewriter, loc,
+                                   mbarrierAddress(loc, array, index(rewriter, loc, i)), n,
+                                   /*predicate=*/Value());
+  return arrays; // the caller's barrier publishes the initialisation
 }
 
 void KernelLowering::issueTmaIteration(Location loc, const PipelinePlan &plan, Block &body, Value k,
@@ -74,7 +80,7 @@ void KernelLowering::issueTmaBoxes(Location loc, const PipelinePlan &plan, Block
                                    Value start, Value barriers) {
   auto &b = rewriter;
   MLIRContext *context = b.getContext();
-  int64_t copies = plan.stages + 1;
+  int64_t copies = plan.rotatingCopies();
   Value slot = arith::RemUIOp::create(b, loc, arith::SubIOp::create(b, loc, k, start),
                                       index(b, loc, copies));
   Value barrier = mbarrierAddress(loc, barriers, slot);

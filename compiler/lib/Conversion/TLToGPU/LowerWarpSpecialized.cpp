@@ -41,32 +41,19 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
   auto &b = rewriter;
   Block &body = op.getBody().front();
   Block &entry = func.getBody().front();
-  int64_t copies = plan.stages + 1;
-  Type i64 = b.getI64Type();
-  Value full = allocateShared(loc, MemRefType::get({copies}, i64), /*swizzle=*/false);
-  Value empty = allocateShared(loc, MemRefType::get({copies}, i64), /*swizzle=*/false);
+  int64_t copies = plan.rotatingCopies();
   Value start = op.getStart(), end = op.getEnd();
 
-  // The mbarriers, before every thread's first barrier.
+  // The mbarriers at the kernel's start (after the shared views, which go
+  // right after the dynamic shared base), before every thread's first
+  // barrier.
+  Value full, empty;
   Operation *allThreads;
   {
     OpBuilder::InsertionGuard guard(b);
-    Operation *fullView = full.getDefiningOp(), *emptyView = empty.getDefiningOp();
-    b.setInsertionPointAfter(fullView->isBeforeInBlock(emptyView) ? emptyView : fullView);
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(b, loc, 0));
-    auto init = scf::IfOp::create(b, loc, first, /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard inside(b);
-      b.setInsertionPoint(init.thenBlock()->getTerminator());
-      Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
-      Value consumers = arith::ConstantIntOp::create(b, loc, threads, 32);
-      for (int64_t i = 0; i < copies; ++i) {
-        NVVM::MBarrierInitOp::create(b, loc, mbarrierAddress(loc, full, index(b, loc, i)), one,
-                                     Value());
-        NVVM::MBarrierInitOp::create(b, loc, mbarrierAddress(loc, empty, index(b, loc, i)),
-                                     consumers, Value());
-      }
-    }
+    b.setInsertionPointAfter(sharedBase.getDefiningOp());
+    SmallVector<Value> arrays = initMbarriers(loc, copies, {1, threads});
+    full = arrays[0], empty = arrays[1];
     allThreads = NVVM::BarrierOp::create(b, loc); // bar.sync 0: the producer warpgroup too
   }
 
@@ -121,21 +108,9 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
 
   // The consumers' loop, in place.
   auto loop = scf::ForOp::create(b, loc, start, end, index(b, loc, 1));
-  rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
-  rewriter.eraseOp(op);
+  Operation *headerEnd = rotateTiles(op, loop, plan);
   Block &loopBody = *loop.getBody();
   Value k = loop.getInductionVar();
-  rewriter.setInsertionPointToStart(&loopBody);
-  SmallVector<Value> views;
-  for (CopyOp copy : plan.copies)
-    views.push_back(stageView(loc, copy.getDst(), k, start));
-  Operation *headerEnd = views.back().getDefiningOp();
-  for (auto [j, copyRef] : llvm::enumerate(plan.copies)) {
-    CopyOp copy = copyRef;
-    copy.getDst().replaceUsesWithIf(views[j], [&](OpOperand &use) {
-      return loop->isAncestor(use.getOwner()) && use.getOwner() != copy.getOperation();
-    });
-  }
   rewriter.setInsertionPoint(plan.copies.front());
   waitTmaIteration(loc, k, start, copies, full);
   for (CopyOp copy : plan.copies)

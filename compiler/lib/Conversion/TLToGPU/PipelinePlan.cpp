@@ -340,7 +340,7 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts,
           copy && !plans.buffers.count(copy.getDst()) && qualifies(copy, body, func, layouts)) {
         plan.copies.push_back(copy);
         plan.pieceBytes.push_back(pieceBytes(copy));
-        plans.buffers[copy.getDst()] = stages + 1;
+        plans.buffers[copy.getDst()] = plan.rotatingCopies();
       }
     if (plan.copies.empty())
       return;

@@ -90,6 +90,8 @@ struct PipelinePlan {
   bool warpSpecialized = false;          // a producer warpgroup issues them
   /// Iterations ahead that the loads are issued.
   int64_t lookahead() const { return wgmmaInFlight ? stages - 1 : stages; }
+  /// Rotating copies of each planned tile.
+  int64_t rotatingCopies() const { return stages + 1; }
 };
 
 struct PipelinePlans {

@@ -7,6 +7,9 @@
 #include "tl/runtime/Kernel.h"
 #include "tl/runtime/KernelCache.h"
 
+#include <mutex>
+#include <vector>
+
 namespace tl::runtime {
 
 class GPUKernel : public Kernel {
@@ -50,6 +53,10 @@ private:
   CudaDriver *driver_;
   CUfunction function_ = nullptr;
   bool cacheHit_ = false;
+  /// The tensor maps of the last launch, and the addresses they describe.
+  mutable std::mutex mapsMutex_;
+  mutable std::vector<CUdeviceptr> mapsFor_;
+  mutable std::vector<CudaDriver::TensorMap> maps_;
 };
 
 } // namespace tl::runtime
