@@ -3,8 +3,8 @@
 # repository root there, with .carry/ carried (bash scripts/carry.sh here).
 #   bash scripts/gpu-session.sh PART...
 # Parts, each logging under $OUT (or ./gpu-out without one):
-#   tests     every GPU test (tl-gpu-tests, the 200-shape sweep included)
-#                                                                -> tests.log
+#   tests     the SASS check (tests/sass_check.sh) and every GPU test
+#             (tl-gpu-tests, the 200-shape sweep included) -> sass.log, tests.log
 #   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and
 #             [runtime] tests; memcheck and racecheck on 4 sweep shapes
 #             (seq_len <= 100)
@@ -39,6 +39,7 @@ for part in "$@"; do
   echo "=== $part ($(date +%T))"
   case $part in
   tests)
+    bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"
     ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log" | tail -4 ;;
   sanitize)
     for tool in memcheck racecheck synccheck; do
