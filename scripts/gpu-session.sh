@@ -18,7 +18,7 @@
 #   bench256  head dim 256: tuned, alternatives and peers           -> bench256.jsonl
 #   sweep     forward and backward configurations at S = 1024 and 4096
 #                                                                -> sweep.jsonl
-#   gemm      tl-bench-gemm (wgmma, TMA, a producer warpgroup; without it
+#   gemm      tl-bench-gemm (autotuned; wgmma, TMA, a producer warpgroup; without it
 #             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
 #             (TLC_WGMMA=0) at the best configurations) and
 #             cuBLAS (gemm_peer.py) on the same shapes           -> gemm.jsonl
@@ -96,10 +96,16 @@ for part in "$@"; do
     done ;;
   gemm)
     gemm_shapes=(4096,4096,4096 8192,8192,8192 128,4096,4096 1024,4096,4096 128,8192,8192)
-    ./bin/tl-bench-gemm --config 128,128,64,128,3 --config 128,128,64,128,4 \
-      --config 128,256,64,256,3 --config 128,128,32,128,3 --config 128,128,32,128,4 \
-      --config 256,128,64,256,3 --config 128,256,32,256,4 --config 64,128,64,128,4 \
-      "${gemm_shapes[@]}" 2>&1 | tee "$out/gemm.jsonl"
+    configs=()
+    for c in 128,128,64,128,3 128,128,64,128,4 128,256,64,256,3 128,128,32,128,3 \
+      128,128,32,128,4 256,128,64,256,3 128,256,32,256,4 64,128,64,128,4; do
+      configs+=(--config $c)
+    done
+    ./bin/tl-bench-gemm "${configs[@]}" "${gemm_shapes[@]}" 2>&1 | tee "$out/gemm.jsonl"
+    # The autotuner's choices are in the disk cache now: a second run times
+    # only the winners ("autotune_cache_hit": true).
+    ./bin/tl-bench-gemm "${configs[@]}" 4096,4096,4096 2>&1 |
+      sed 's/"tlc": "gemm/"tlc": "gemm-again/' | tee -a "$out/gemm.jsonl"
     TLC_WARP_SPECIALIZE=0 ./bin/tl-bench-gemm --config 128,256,64,256,3 \
       --config 256,128,64,256,3 4096,4096,4096 8192,8192,8192 2>&1 |
       sed 's/"tlc": "gemm/"tlc": "gemm-no-producer-warp/' | tee -a "$out/gemm.jsonl"

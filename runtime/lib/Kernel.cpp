@@ -1,6 +1,8 @@
 // The calling convention every backend shares: signature checks and out_idx.
 #include "tl/runtime/Kernel.h"
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 namespace tl::runtime {
@@ -69,6 +71,22 @@ std::vector<HostTensor> Kernel::operator()(const std::vector<HostTensor *> &inpu
           args[i]->fill(*outputFill);
     run(args);
   });
+}
+
+double Kernel::benchmark(const std::vector<HostTensor *> &args, int warmup, int repeats) const {
+  checkArguments(args);
+  for (int i = 0; i < warmup; ++i)
+    run(args);
+  std::vector<double> times;
+  for (int i = 0; i < std::max(repeats, 1); ++i) {
+    auto start = std::chrono::steady_clock::now();
+    run(args);
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 void Kernel::launch(const std::vector<DeviceTensor *> &, CUstream) const {

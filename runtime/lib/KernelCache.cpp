@@ -255,10 +255,7 @@ void assembleWherePossible(GPUBinary &binary) {
   }
 }
 
-GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &arch, bool useCache,
-                              bool *hit, std::int64_t sharedMemoryLimit) {
-  if (hit)
-    *hit = false;
+GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit) {
   GPUCompileOptions options{.timing = compileTimingRequested(),
                             .sharedMemoryLimit = sharedMemoryLimit};
   // TLC_WGMMA=0 keeps sm_90a's gemms on mma.sync (to compare the two paths).
@@ -269,6 +266,21 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
   options.tma = !(tma && std::string(tma) == "0");
   const char *specialize = std::getenv("TLC_WARP_SPECIALIZE"); // 0: no producer warpgroup
   options.warpSpecialize = !(specialize && std::string(specialize) == "0");
+  return options;
+}
+
+std::string gpuCacheTarget(const std::string &arch, const GPUCompileOptions &options) {
+  std::int64_t limit = options.sharedMemoryLimit;
+  return (limit ? arch + " shared<=" + std::to_string(limit) : arch) +
+         (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async") +
+         (options.warpSpecialize ? "" : " no-producer-warp");
+}
+
+GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &arch, bool useCache,
+                              bool *hit, std::int64_t sharedMemoryLimit) {
+  if (hit)
+    *hit = false;
+  GPUCompileOptions options = gpuCompileOptions(sharedMemoryLimit);
   if (!useCache || !KernelCache::enabledByEnvironment()) {
     GPUBinary binary = compileForGPU(program, arch, options);
     assembleWherePossible(binary);
@@ -277,10 +289,7 @@ GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &ar
   // In memory first (this process compiled or loaded it already), then disk.
   static std::mutex mutex;
   static std::unordered_map<std::string, GPUBinary> memory;
-  std::string key = KernelCache::key(
-      program, (sharedMemoryLimit ? arch + " shared<=" + std::to_string(sharedMemoryLimit) : arch) +
-                   (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async") +
-                   (options.warpSpecialize ? "" : " no-producer-warp"));
+  std::string key = KernelCache::key(program, gpuCacheTarget(arch, options));
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = memory.find(key); it != memory.end()) {

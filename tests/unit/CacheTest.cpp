@@ -1,5 +1,6 @@
 // The on-disk kernel cache and tl::jit. These need no GPU: PTX is compiled here.
 #include "Numerics.h"
+#include "TempDir.h"
 
 #include "gemm/gemm.h"
 #include "tl/dsl.h"
@@ -35,16 +36,7 @@ Program scaleRows(int rows, double factor) {
 }
 
 /// A fresh cache directory, removed afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("tl-cache-test-" + std::to_string(::getpid()) + "-" +
-            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using TempDir = tl::testing::TempDir;
 
 void requireSame(const tl::GPUBinary &a, const tl::GPUBinary &b) {
   CHECK(a.name == b.name);

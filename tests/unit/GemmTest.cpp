@@ -43,16 +43,7 @@ void checkGemm(int M, int N, int K, DType in, DType out, bool ta, bool tb, const
       CHECK_FALSE(warning.starts_with("ptxas:"));
   std::vector<HostTensor> result = (*kernel)({&a, &b}, std::numeric_limits<float>::quiet_NaN());
   REQUIRE(result.size() == 1);
-  std::vector<float> av = a.toFloat(), bv = b.toFloat();
-  std::vector<float> expected(static_cast<std::size_t>(M) * N);
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      double sum = 0;
-      for (int k = 0; k < K; ++k)
-        sum += double(av[ta ? std::size_t(k) * M + i : std::size_t(i) * K + k]) *
-               bv[tb ? std::size_t(j) * K + k : std::size_t(k) * N + j];
-      expected[std::size_t(i) * N + j] = static_cast<float>(sum);
-    }
+  std::vector<float> expected = tl::testing::referenceGemm(a, b, M, N, K, ta, tb);
   // f32 accumulation over K terms of unit variance: error ~ sqrt(K) ulps of
   // f32; the output type's rounding on top.
   double tolerance = out == f32 ? 1e-4 : out == f16 ? 2e-3 : 1e-2;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace tl::testing {
 
@@ -22,6 +23,23 @@ inline runtime::HostTensor randomTensor(std::vector<std::int64_t> shape, dsl::DT
   for (std::int64_t i = 0; i < t.numel(); ++i)
     t.set(i, normal(rng));
   return t;
+}
+
+/// C = op(A) op(B) in double precision, rounded to float: A is [M, K] ([K, M]
+/// when `ta`), B is [K, N] ([N, K] when `tb`), row-major.
+inline std::vector<float> referenceGemm(const runtime::HostTensor &a, const runtime::HostTensor &b,
+                                        int M, int N, int K, bool ta, bool tb) {
+  std::vector<float> av = a.toFloat(), bv = b.toFloat();
+  std::vector<float> c(static_cast<std::size_t>(M) * N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double sum = 0;
+      for (int k = 0; k < K; ++k)
+        sum += double(av[ta ? std::size_t(k) * M + i : std::size_t(i) * K + k]) *
+               bv[tb ? std::size_t(j) * K + k : std::size_t(k) * N + j];
+      c[std::size_t(i) * N + j] = static_cast<float>(sum);
+    }
+  return c;
 }
 
 /// ||actual - expected||_F / ||expected||_F. Below an rms expected value of

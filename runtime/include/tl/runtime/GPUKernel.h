@@ -32,7 +32,8 @@ public:
   /// launches, then the median of `repeats` CUDA-event timings, in ms, like
   /// TileLang's do_bench. The arguments' contents are left as the last
   /// launch made them.
-  double benchmark(const std::vector<HostTensor *> &args, int warmup = 5, int repeats = 20) const;
+  double benchmark(const std::vector<HostTensor *> &args, int warmup = 5,
+                   int repeats = 20) const override;
   double benchmarkOnDevice(const std::vector<DeviceTensor *> &args, int warmup = 5,
                            int repeats = 20) const;
 

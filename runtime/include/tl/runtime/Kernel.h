@@ -39,6 +39,12 @@ public:
   std::vector<DeviceTensor> callOnDevice(const std::vector<DeviceTensor *> &inputs,
                                          CUstream stream = nullptr) const;
 
+  /// Times the kernel on `args` (every parameter, in order): `warmup` runs,
+  /// then the median of `repeats`, in ms. Here on the host clock (the CPU
+  /// backend); GPUKernel times on the device with CUDA events.
+  virtual double benchmark(const std::vector<HostTensor *> &args, int warmup = 5,
+                           int repeats = 20) const;
+
   const std::string &name() const { return name_; }
   const std::vector<Param> &params() const { return params_; }
 

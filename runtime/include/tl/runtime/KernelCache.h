@@ -49,6 +49,14 @@ bool compileTimingRequested();
 /// when ptxas fails, warns on stderr and leaves the PTX to the driver's JIT.
 void assembleWherePossible(GPUBinary &binary);
 
+/// The options the runtime compiles with: `sharedMemoryLimit` (0: the arch's),
+/// and the environment's switches (TLC_WGMMA=0, TLC_TMA=0, TLC_WARP_SPECIALIZE=0,
+/// TLC_TIMING).
+GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit = 0);
+/// What a cache key says of the target: the arch and every option that
+/// changes the code (a kernel compiled under one is not served under another).
+std::string gpuCacheTarget(const std::string &arch, const GPUCompileOptions &options);
+
 /// compileForGPU (plus the cubin, where possible) through this process's in-memory cache and the
 /// default disk cache (unless disabled by `useCache` or $TLC_CACHE=0). `hit` tells whether a cache
 /// served it. `sharedMemoryLimit` as GPUCompileOptions' (0: the arch's); a kernel cached under one
