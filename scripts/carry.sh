@@ -37,7 +37,8 @@ c++ -std=c++20 -O2 -I"$build/header" -I"$root/support/include" -I"$root/dsl/incl
   -I"$root/compiler/include" "$root/tests/lit/Inputs/run_header.cpp" -o "$build/header/run_header" \
   -L"$build/lib" -ltlc -Wl,-rpath,'$ORIGIN/../lib'
 strip -o "$root/.carry/bin/run_header" "$build/header/run_header"
-cp "$root/tools/bench/accuracy_peer.py" "$root/tests/sass_check.sh" "$root/.carry/"
+cp "$root/tools/bench/accuracy_peer.py" "$root/tools/bench/copy_peer.py" "$root/tests/sass_check.sh" \
+  "$root/.carry/"
 for peer in sdpa_peer.py gemm_peer.py; do
   if [[ -f "$root/../shared/bench/$peer" ]]; then
     cp "$root/../shared/bench/$peer" "$root/.carry/"

@@ -22,9 +22,11 @@
 #             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
 #             (TLC_WGMMA=0) at the best configurations) and
 #             cuBLAS (gemm_peer.py) on the same shapes           -> gemm.jsonl
+#   copy      tl-bench-copy (the tile copy: TMA load and store, autotuned)
+#             and torch's copy (copy_peer.py) on the same shapes -> copy.jsonl
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
-#             transposes/dtypes/ragged-edges test (cp.async) and its TMA and
-#             producer-warpgroup test                           -> sanitize-gemm.log
+#             transposes/dtypes/ragged-edges test (cp.async), its TMA and
+#             producer-warpgroup test, and the tile copy's test                           -> sanitize-gemm.log
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
@@ -98,7 +100,8 @@ for part in "$@"; do
     gemm_shapes=(4096,4096,4096 8192,8192,8192 128,4096,4096 1024,4096,4096 128,8192,8192)
     configs=()
     for c in 128,128,64,128,3 128,128,64,128,4 128,256,64,256,3 128,128,32,128,3 \
-      128,128,32,128,4 256,128,64,256,3 128,256,32,256,4 64,128,64,128,4; do
+      128,128,32,128,4 256,128,64,256,3 128,256,32,256,4 64,128,64,128,4 \
+      128,256,64,256,3,1 256,128,64,256,3,1 128,256,64,256,4,1 128,128,64,128,4,1; do
       configs+=(--config $c)
     done
     ./bin/tl-bench-gemm "${configs[@]}" "${gemm_shapes[@]}" 2>&1 | tee "$out/gemm.jsonl"
@@ -118,10 +121,16 @@ for part in "$@"; do
     args=()
     for s in "${gemm_shapes[@]}"; do args+=(--shape "$s"); done
     python3 gemm_peer.py "${args[@]}" 2>&1 | tee -a "$out/gemm.jsonl" ;;
+  copy)
+    copy_shapes=(8192,8192 16384,8192 4096,4096)
+    ./bin/tl-bench-copy "${copy_shapes[@]}" 2>&1 | tee "$out/copy.jsonl"
+    args=()
+    for s in "${copy_shapes[@]}"; do args+=(--shape "$s"); done
+    python3 copy_peer.py "${args[@]}" 2>&1 | tee -a "$out/copy.jsonl" ;;
   sanitize-gemm)
     for tool in memcheck racecheck synccheck; do
       echo "--- $tool" | tee -a "$out/sanitize-gemm.log"
-      for test in "gemm kernel: transposes*" "gemm kernel: TMA*"; do
+      for test in "gemm kernel: transposes*" "gemm kernel: TMA*" "[copy]"; do
         compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$test" 2>&1 |
           tail -4 | tee -a "$out/sanitize-gemm.log"
       done

@@ -51,7 +51,8 @@ void registerTLPipelines() {
   mlir::PassPipelineRegistration<GPULoweringOptions>(
       "tl-gpu-lowering",
       "tl -> per-thread code in a gpu.module: tl-infer-layouts, tl-plan-pipelines, "
-      "tl-plan-shared-memory, convert-tl-to-gpu, tl-approximate-math, tl-elide-barriers",
+      "tl-plan-tma-copies (wgmma=1), tl-plan-shared-memory, convert-tl-to-gpu, "
+      "tl-approximate-math, tl-elide-barriers",
       [](mlir::OpPassManager &pm, const GPULoweringOptions &options) {
         buildGPULowering(pm, {options.target, options.sharedMemoryLimit, options.fastMath,
                               options.wgmma, options.tma, options.warpSpecialize});
@@ -83,6 +84,8 @@ void buildGPUPlanning(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   pipelines.tma = options.tma;
   pipelines.warpSpecialize = options.warpSpecialize;
   pm.addPass(createPlanPipelines(pipelines));
+  if (options.wgmma && options.tma) // sm_90a
+    pm.addPass(createPlanTmaCopies());
   pm.addPass(createPlanSharedMemory());
 }
 

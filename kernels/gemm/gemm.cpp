@@ -29,7 +29,13 @@ Program gemm(int M, int N, int K, DType in_dtype, DType out_dtype, bool trans_A,
         copy(B(slice(k * bK, bK), slice(bx * bN, bN)), B_shared);
       gemm(A_shared, B_shared, C_local, {.transpose_A = trans_A, .transpose_B = trans_B});
     });
-    copy(C_local, C(slice(by * bM, bM), slice(bx * bN, bN)));
+    if (config.stage_C && out_dtype != f32) {
+      Buffer C_shared = alloc_shared({bM, bN}, out_dtype);
+      copy(C_local, C_shared);
+      copy(C_shared, C(slice(by * bM, bM), slice(bx * bN, bN)));
+    } else {
+      copy(C_local, C(slice(by * bM, bM), slice(bx * bN, bN)));
+    }
   });
   return p;
 }

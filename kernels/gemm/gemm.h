@@ -12,6 +12,10 @@ struct GemmConfig {
   int block_M = 128, block_N = 128, block_K = 64;
   int threads = 128;
   int num_stages = 3;
+  /// C goes out through a shared tile (TileLang's matmul example writes it
+  /// so): on sm_90a a TMA store of swizzled boxes instead of every thread's
+  /// pairs; the tile takes the bytes the K loop's tiles leave. 16-bit C only.
+  bool stage_C = false;
 };
 
 /// A is [M, K] ([K, M] with trans_A), B is [K, N] ([N, K] with trans_B),

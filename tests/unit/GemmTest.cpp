@@ -65,16 +65,17 @@ TEST_CASE("gemm kernel: transposes, dtypes, ragged edges", "[gemm]") {
     checkGemm(M, N, K, in, in, false, false, configs[0], seed++);
 }
 
-TEST_CASE("gemm kernel: TMA loads and a producer warpgroup, ragged M and N", "[gemm]") {
+TEST_CASE("gemm kernel: TMA loads and stores, a producer warpgroup, ragged M and N", "[gemm]") {
   // K % 8 == 0: rows TMA can stride, so on sm_90a every configuration loads
   // by TMA (boxes past M or N read zeros); those whose tiles take more than
   // half the shared memory with a producer warpgroup (one consumer
   // warpgroup, and two that take the producer's registers), the last one
   // without.
-  const GemmConfig configs[] = {{128, 128, 64, 128, 3},
-                                {128, 256, 64, 256, 3},
-                                {64, 128, 64, 128, 4},
-                                {128, 128, 32, 128, 2}};
+  // The last two write C through a shared tile: a TMA store on sm_90a, its
+  // boxes clipped at M and N.
+  const GemmConfig configs[] = {{128, 128, 64, 128, 3},       {128, 256, 64, 256, 3},
+                                {64, 128, 64, 128, 4},        {128, 128, 32, 128, 2},
+                                {128, 256, 64, 256, 3, true}, {128, 128, 64, 128, 4, true}};
   const int M = onGPU() ? 300 : 70, N = onGPU() ? 264 : 40, K = onGPU() ? 200 : 48;
   std::uint32_t seed = 300;
   for (const GemmConfig &c : configs)

@@ -4,6 +4,7 @@
 // without the ptxas notes of a slow wgmma path (C75xx: serialised wgmma,
 // injected warpgroup.arrive, setmaxnreg ignored). The GEMM kernel takes wgmma
 // on sm_90a and mma.sync on sm_80.
+#include "copy/copy.h"
 #include "gemm/gemm.h"
 #include "mha/mha.h"
 #include "tl/Compiler/GPUCompiler.h"
@@ -118,9 +119,11 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
   // (TMA and a producer warpgroup on sm_90a) and ragged ones (K % 8 != 0:
   // the rows cannot be TMA boxes, so cp.async or plain copies).
   // (192 KiB of rotating tiles fit sm_90a's shared memory, not sm_80's.)
-  const gemm::GemmConfig configs[] = {{128, 128, 64, 128, 3}, {128, 256, 64, 256, 2},
-                                      {128, 128, 32, 128, 3}, {64, 128, 16, 128, 2},
-                                      {128, 256, 64, 256, 3}, {256, 128, 64, 256, 3}};
+  // (The last two write C through a shared tile: a TMA store on sm_90a.)
+  const gemm::GemmConfig configs[] = {{128, 128, 64, 128, 3},       {128, 256, 64, 256, 2},
+                                      {128, 128, 32, 128, 3},       {64, 128, 16, 128, 2},
+                                      {128, 256, 64, 256, 3},       {256, 128, 64, 256, 3},
+                                      {128, 128, 64, 128, 4, true}, {128, 256, 64, 256, 3, true}};
   // K = 67: two k steps, a loop LLVM unrolls (the accumulators' initial
   // values must not land between wgmma.fence and the first wgmma).
   const std::array<int, 3> shapes[] = {{4096, 4096, 4096}, {1000, 520, 333}, {1435, 1385, 67}};
@@ -139,6 +142,9 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
               CHECK((binary.ptx.find("wgmma.mma_async") != std::string::npos) == hopper);
               CHECK((binary.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos) == !hopper);
               CHECK(binary.fragmentLayout == (hopper ? "wgmma" : "mma"));
+              if (c.stage_C) // a TMA store where N's rows stride in 16 bytes
+                CHECK((binary.ptx.find("cp.async.bulk.tensor.2d.global.shared::cta") !=
+                       std::string::npos) == (hopper && N % 8 == 0));
               if (!haveAssembler)
                 continue;
               fs::path ptx = dir / "gemm.ptx", log = dir / "gemm.log";
@@ -153,6 +159,31 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
               CHECK(output.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
               CHECK(tl::slowPathNotes(output).empty()); // no spills, C75xx notes or warnings
             }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the tile copy: TMA load and store on sm_90a, clean ptxas", "[ptx]") {
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  fs::path dir = fs::temp_directory_path() / ("tl-copy-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  namespace copy = tl::kernels::copy;
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (copy::CopyConfig c : {copy::CopyConfig{128, 128, 128}, copy::CopyConfig{64, 32, 128}})
+      for (auto [M, N] : {std::pair{8192, 8192}, std::pair{1000, 520}, std::pair{37, 130}}) {
+        INFO(arch << " " << c.block_M << "x" << c.block_N << " " << M << "x" << N);
+        tl::GPUBinary binary = tl::compileForGPU(copy::tileCopy(M, N, tl::DType::f16, c), arch);
+        bool tma = std::string(arch) == "sm_90a" && N % 8 == 0;
+        CHECK((binary.ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global") !=
+               std::string::npos) == tma);
+        CHECK((binary.ptx.find("cp.async.bulk.tensor.2d.global.shared::cta") !=
+               std::string::npos) == tma);
+        if (!fs::exists(ptxas))
+          continue;
+        auto [status, output] = assemble(ptxas, binary.ptx, arch, dir, "tile_copy");
+        INFO(output);
+        REQUIRE(status == 0);
+        CHECK(tl::slowPathNotes(output).empty());
+      }
   fs::remove_all(dir);
 }
 

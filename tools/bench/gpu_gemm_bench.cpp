@@ -5,7 +5,7 @@
 // best, like the peer script, so the two join into ratios. The best is chosen
 // by tl::autotune, and kept in the disk cache: a second run over the same
 // shapes and configurations times only the winner.
-//   tl-bench-gemm [--dtype f16|bf16|both] [--config BM,BN,BK,THREADS,STAGES ...]
+//   tl-bench-gemm [--dtype f16|bf16|both] [--config BM,BN,BK,THREADS,STAGES[,STAGE_C] ...]
 //                 [--trans none|a|b|both] M,N,K ...
 //   tl-bench-gemm --ptx ARCH DIR [--config ...]   (the PTX, no GPU needed)
 // TLC_WGMMA=0 runs the same programs on mma.sync (sm_90a's other path).
@@ -44,7 +44,7 @@ std::vector<int> numbers(const std::string &text) {
 std::string describe(const gemm::GemmConfig &c) {
   return std::to_string(c.block_M) + "x" + std::to_string(c.block_N) + "x" +
          std::to_string(c.block_K) + "/" + std::to_string(c.threads) + "/s" +
-         std::to_string(c.num_stages);
+         std::to_string(c.num_stages) + (c.stage_C ? "/C" : "");
 }
 
 /// `text` inside a JSON string (compile errors have quotes and newlines).
@@ -87,11 +87,11 @@ int main(int argc, char **argv) {
     };
     if (arg == "--config") {
       std::vector<int> v = numbers(next());
-      if (v.size() != 5) {
-        std::fprintf(stderr, "tl-bench-gemm: --config BM,BN,BK,THREADS,STAGES\n");
+      if (v.size() != 5 && v.size() != 6) {
+        std::fprintf(stderr, "tl-bench-gemm: --config BM,BN,BK,THREADS,STAGES[,STAGE_C]\n");
         return 2;
       }
-      configs.push_back({v[0], v[1], v[2], v[3], v[4]});
+      configs.push_back({v[0], v[1], v[2], v[3], v[4], v.size() == 6 && v[5] != 0});
     } else if (arg == "--dtype") {
       std::string d = next();
       dtypes = d == "f16"    ? std::vector<tl::DType>{tl::DType::f16}
@@ -105,9 +105,10 @@ int main(int argc, char **argv) {
       ptxArch = next();
       ptxDir = next();
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: tl-bench-gemm [--dtype f16|bf16|both] [--trans none|a|b|both]\n"
-                  "                     [--config BM,BN,BK,THREADS,STAGES ...] M,N,K ...\n"
-                  "       tl-bench-gemm --ptx ARCH DIR [--config ...]\n");
+      std::printf(
+          "usage: tl-bench-gemm [--dtype f16|bf16|both] [--trans none|a|b|both]\n"
+          "                     [--config BM,BN,BK,THREADS,STAGES[,STAGE_C] ...] M,N,K ...\n"
+          "       tl-bench-gemm --ptx ARCH DIR [--config ...]\n");
       return 0;
     } else {
       std::vector<int> v = numbers(arg);
@@ -131,7 +132,7 @@ int main(int argc, char **argv) {
             gemm::gemm(4096, 4096, 4096, tl::DType::f16, tl::DType::f16, ta, tb, c), ptxArch);
         std::string name = "gemm_" + std::to_string(c.block_M) + "x" + std::to_string(c.block_N) +
                            "x" + std::to_string(c.block_K) + "_" + std::to_string(c.threads) +
-                           "_s" + std::to_string(c.num_stages);
+                           "_s" + std::to_string(c.num_stages) + (c.stage_C ? "_C" : "");
         std::ofstream(ptxDir + "/" + name + ".ptx") << binary.ptx;
         std::printf("%s/%s.ptx\n", ptxDir.c_str(), name.c_str());
       }

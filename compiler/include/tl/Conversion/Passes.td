@@ -67,6 +67,22 @@ def PlanPipelines : Pass<"tl-plan-pipelines", "::mlir::ModuleOp"> {
   ];
 }
 
+def PlanTmaCopies : Pass<"tl-plan-tma-copies", "::mlir::ModuleOp"> {
+  let summary = "Choose the top-level tile copies that go by TMA (sm_90a)";
+  let description = [{
+    A tl.copy directly in a kernel's body that moves a whole 2-D shared tile
+    of 16-bit elements from or to a region of a kernel tensor the TMA engine
+    can address gets `tl.tma_copy`: the lowering loads it with
+    cp.async.bulk.tensor boxes completing on an mbarrier, or stores it with
+    bulk-group boxes (edges past the tensor's end are zero-filled on loads and
+    clipped on stores). The tile takes the swizzle-atom layout of the wgmma
+    operands (WgmmaOperands.h), which is the boxes' swizzle. Copies in loops
+    (pipelined ones are tl-plan-pipelines' work), tiles a loop rotates, tiles
+    an annotate_layout places, and tiles an mma.sync gemm reads stay as they
+    are. Run only for a Hopper target.
+  }];
+}
+
 def PlanSharedMemory : Pass<"tl-plan-shared-memory", "::mlir::ModuleOp"> {
   let summary = "Place every shared tile in dynamic shared memory";
   let description = [{

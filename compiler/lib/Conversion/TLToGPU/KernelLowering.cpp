@@ -27,11 +27,17 @@ LogicalResult KernelLowering::run() {
       layouts_, [](auto &entry) { return entry.second.kind != FragmentLayout::Kind::Row; });
   // Shared tiles to swizzle: the ones annotated so and, in an Mma kernel, the
   // gemm operands (ldmatrix then reads 8 rows from 8 bank groups; the
-  // address math costs a lane address per operand, see ldmatrixAddress).
+  // address math costs a lane address per operand, see ldmatrixAddress); in
+  // the swizzle-atom layout: wgmma operands and the tiles of TMA copies.
   func.walk([&](Operation *op) {
     if (auto annotate = dyn_cast<AnnotateLayoutOp>(op);
         annotate && isa<SwizzleLayoutAttr>(annotate.getLayout()))
       swizzleRequests.insert(annotate.getBuffer());
+    // The tile of a TMA copy takes the boxes' swizzle (tl-plan-tma-copies).
+    if (auto copy = dyn_cast<CopyOp>(op);
+        copy && tlDialect(copy).getTmaCopyAttrHelper().isAttrPresent(copy))
+      wgmmaRequests.insert(copy.getSrc().getDefiningOp<AllocSharedOp>() ? copy.getSrc()
+                                                                        : copy.getDst());
     if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma) {
       auto &requests = layouts_.lookup(gemm.getC()).warpgroup ? wgmmaRequests : swizzleRequests;
       requests.insert(gemm.getA());
@@ -77,12 +83,19 @@ LogicalResult KernelLowering::run() {
 LogicalResult KernelLowering::checkSharedLimit() {
   if (limits.sharedBytes <= 0 || sharedBytes <= limits.sharedBytes)
     return success();
-  // The tile ending last is the one the limit cuts: blame it (first placed
-  // among equals: planned tiles, the author's, come before lowering scratch).
+  // Blame the tile the limit cuts through (the author's before lowering
+  // scratch, such as mbarriers, placed after it); else the one ending last
+  // (first placed among equals).
+  auto endOf = [](const PlacedTile &tile) { return tile.offset + tile.bytes * tile.copies; };
   const PlacedTile *last = &placedTiles.front();
   for (const PlacedTile &tile : placedTiles)
-    if (tile.offset + tile.bytes * tile.copies > last->offset + last->bytes * last->copies)
+    if (endOf(tile) > endOf(*last))
       last = &tile;
+  for (const PlacedTile &tile : placedTiles)
+    if (tile.offset < limits.sharedBytes && endOf(tile) > limits.sharedBytes) {
+      last = &tile;
+      break;
+    }
   auto kib = [](int64_t bytes) { return llvm::formatv("{0:F1} KiB", bytes / 1024.0).str(); };
   std::string tile;
   llvm::raw_string_ostream os(tile);

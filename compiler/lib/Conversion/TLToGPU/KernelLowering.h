@@ -255,14 +255,25 @@ private:
                       Value start);
 
   //===--------------------------------------------------------------------===//
-  // TMA loads (LowerTma.cpp)
+  // TMA loads and stores (LowerTma.cpp)
   //===--------------------------------------------------------------------===//
 
-  /// The kernel's tensor-map parameter for boxes of `box` elements of
-  /// `copy`'s source with a `swizzle`-byte swizzle: a new trailing argument
-  /// of the gpu.func (byval 128 bytes, align 64, grid_constant) the first
-  /// time, listed in tensorMaps.
-  Value tensorMapArgument(CopyOp copy, ArrayRef<int64_t> box, int64_t swizzle);
+  /// The kernel's tensor-map parameter for boxes of `box` elements of the
+  /// kernel tensor `tensor` with a `swizzle`-byte swizzle: a new trailing
+  /// argument of the gpu.func (byval 128 bytes, align 64, grid_constant) the
+  /// first time, listed in tensorMaps.
+  Value tensorMapArgument(Location loc, Value tensor, ArrayRef<int64_t> box, int64_t swizzle);
+  /// The boxes that move a whole swizzle-atom tile (at shared address `tile`,
+  /// an index) from or to the region of `tensor` of `sizes` at `offsets`
+  /// (outermost first): one box per atom column block. Loads complete on
+  /// `mbarrier`; stores (no mbarrier) join the issuing thread's bulk group.
+  void issueTileBoxes(Location loc, Value tensor, ValueRange offsets, ArrayRef<int64_t> sizes,
+                      MemRefType tileType, Value tile, Value mbarrier);
+  /// A copy planned `tl.tma_copy` (tl-plan-tma-copies): a load is armed and
+  /// issued by thread 0 on an mbarrier of its own that every thread waits
+  /// for; a store is issued by thread 0 after a proxy fence and a barrier,
+  /// which waits for its boxes to have read the tile.
+  LogicalResult lowerTmaCopy(CopyOp op);
   /// Arrays of `count` mbarriers in shared memory, one per entry of
   /// `arrivals` (its arrival count), initialised by thread 0 here; the
   /// caller's barrier publishes them.

@@ -182,6 +182,8 @@ int64_t KernelLowering::vectorWidth(CopyOp op) {
 }
 
 LogicalResult KernelLowering::lowerCopy(CopyOp op) {
+  if (tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op))
+    return lowerTmaCopy(op);
   Location loc = op.getLoc();
   Value src = op.getSrc(), dst = op.getDst();
   SmallVector<int64_t> extents;

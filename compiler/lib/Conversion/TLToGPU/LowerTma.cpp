@@ -1,4 +1,4 @@
-//===- LowerTma.cpp - KernelLowering: TMA loads on mbarriers (sm_90a) -----===//
+//===- LowerTma.cpp - KernelLowering: TMA loads and stores (sm_90a) -------===//
 //
 // A pipelined loop planned with `tl.tma_loads` (PipelinePlan.h) loads its
 // tiles with the TMA engine instead of cp.async: per rotating copy of the
@@ -10,7 +10,13 @@
 // iteration's phase (mbarrier.try_wait.parity: the n-th use of a copy
 // completes phase n) where the first copy stood.
 //
-// The boxes read through tensor maps, which the kernel takes as extra
+// A copy planned `tl.tma_copy` (tl-plan-tma-copies) moves its whole tile
+// once: a load on an mbarrier of its own, which thread 0 arms and every
+// thread waits for; a store after a proxy fence (the threads' writes made
+// visible to the copy engine) and a barrier, thread 0 then waiting for its
+// bulk group to have read the tile.
+//
+// The boxes read and write through tensor maps, which the kernel takes as extra
 // parameters after its own: one per (tensor, box, swizzle), listed on the
 // kernel as `tl.tensor_maps` for the runtime, which encodes them at launch;
 // tl-pass-tensor-maps later makes them 128-byte by-value grid constants.
@@ -20,8 +26,9 @@
 
 namespace tl::gpu_lowering {
 
-Value KernelLowering::tensorMapArgument(CopyOp copy, ArrayRef<int64_t> box, int64_t swizzle) {
-  auto source = cast<BlockArgument>(copy.getSrc());
+Value KernelLowering::tensorMapArgument(Location loc, Value tensor, ArrayRef<int64_t> box,
+                                        int64_t swizzle) {
+  auto source = cast<BlockArgument>(tensor);
   MLIRContext *context = rewriter.getContext();
   auto map = TensorMapAttr::get(context, source.getArgNumber(), box, swizzle);
   auto known = llvm::find(tensorMaps, map);
@@ -31,7 +38,7 @@ Value KernelLowering::tensorMapArgument(CopyOp copy, ArrayRef<int64_t> box, int6
   // A generic pointer for now; tl-pass-tensor-maps makes it by value.
   unsigned position = func.getNumArguments();
   (void)func.insertArgument(position, LLVM::LLVMPointerType::get(context),
-                            DictionaryAttr::get(context), copy.getLoc());
+                            DictionaryAttr::get(context), loc);
   tensorMaps.push_back(map);
   return func.getArgument(position);
 }
@@ -95,37 +102,105 @@ void KernelLowering::issueTmaBoxes(Location loc, const PipelinePlan &plan, Block
                                          /*predicate=*/Value());
   for (CopyOp copy : ArrayRef<CopyOp>(plan.copies)) {
     Location at = copy.getLoc();
-    auto tileType = cast<MemRefType>(copy.getDst().getType());
-    int64_t rows = tileType.getDimSize(0), atom = wgmmaAtomBytes(tileType);
-    int64_t atomElements = atom * 8 / tileType.getElementTypeBitWidth();
-    // The box: the region's extents, the innermost one atom wide.
-    SmallVector<int64_t> box(copy.getSrcSizes());
-    box.back() = atomElements;
-    Value map = tensorMapArgument(copy, box, atom);
     IRMapping mapping;
     mapping.map(body.getArgument(0), k);
-    SmallVector<Value> coordinates; // innermost first
-    for (Value offset : llvm::reverse(copy.getSrcOffsets()))
-      coordinates.push_back(
-          arith::IndexCastOp::create(b, at, b.getI32Type(), atIteration(offset, body, mapping)));
+    SmallVector<Value> offsets;
+    for (Value offset : copy.getSrcOffsets())
+      offsets.push_back(atIteration(offset, body, mapping));
     Value tile = memref::ExtractAlignedPointerAsIndexOp::create(
         b, at, stageView(at, copy.getDst(), k, start));
-    for (int64_t block = 0; block * atomElements < tileType.getDimSize(1); ++block) {
-      SmallVector<Value> corner(coordinates);
-      corner.front() = arith::AddIOp::create(
-          b, at, corner.front(), arith::ConstantIntOp::create(b, at, block * atomElements, 32));
-      Value address = arith::IndexCastOp::create(
-          b, at, b.getI32Type(),
-          arith::AddIOp::create(b, at, tile, index(b, at, block * rows * atom)));
-      Value dst = LLVM::AddrSpaceCastOp::create(
-          b, at, LLVM::LLVMPointerType::get(context, 7),
-          LLVM::IntToPtrOp::create(b, at, LLVM::LLVMPointerType::get(context, 3), address));
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          b, at, dst, map, corner, barrier, /*im2colOffsets=*/ValueRange(),
-          /*multicastMask=*/Value(), /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
-          /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
-    }
+    issueTileBoxes(at, copy.getSrc(), offsets, copy.getSrcSizes(),
+                   cast<MemRefType>(copy.getDst().getType()), tile, barrier);
   }
+}
+
+void KernelLowering::issueTileBoxes(Location at, Value tensor, ValueRange offsets,
+                                    ArrayRef<int64_t> sizes, MemRefType tileType, Value tile,
+                                    Value mbarrier) {
+  auto &b = rewriter;
+  MLIRContext *context = b.getContext();
+  int64_t rows = tileType.getDimSize(0), atom = wgmmaAtomBytes(tileType);
+  int64_t atomElements = atom * 8 / tileType.getElementTypeBitWidth();
+  // The box: the region's extents, the innermost one atom wide.
+  SmallVector<int64_t> box(sizes);
+  box.back() = atomElements;
+  Value map = tensorMapArgument(at, tensor, box, atom);
+  SmallVector<Value> coordinates; // innermost first
+  for (Value offset : llvm::reverse(offsets))
+    coordinates.push_back(arith::IndexCastOp::create(b, at, b.getI32Type(), offset));
+  for (int64_t block = 0; block * atomElements < tileType.getDimSize(1); ++block) {
+    SmallVector<Value> corner(coordinates);
+    corner.front() = arith::AddIOp::create(
+        b, at, corner.front(), arith::ConstantIntOp::create(b, at, block * atomElements, 32));
+    Value address = arith::IndexCastOp::create(
+        b, at, b.getI32Type(),
+        arith::AddIOp::create(b, at, tile, index(b, at, block * rows * atom)));
+    Value shared = LLVM::IntToPtrOp::create(b, at, LLVM::LLVMPointerType::get(context, 3), address);
+    if (!mbarrier) {
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          b, at, map, shared, corner, /*l2CacheHint=*/Value(), NVVM::TMAStoreMode::TILE,
+          /*predicate=*/Value());
+      continue;
+    }
+    Value dst =
+        LLVM::AddrSpaceCastOp::create(b, at, LLVM::LLVMPointerType::get(context, 7), shared);
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, at, dst, map, corner, mbarrier, /*im2colOffsets=*/ValueRange(),
+        /*multicastMask=*/Value(), /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+        /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+  }
+}
+
+LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
+  auto &b = rewriter;
+  Location loc = op.getLoc();
+  bool load = isShared(op.getDst());
+  Value tile = load ? op.getDst() : op.getSrc();
+  auto tileType = cast<MemRefType>(tile.getType());
+  Value zero = index(b, loc, 0);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero);
+  if (load) {
+    // The barrier orders earlier accesses of the tile before the boxes and
+    // publishes the mbarrier's initialisation; the mbarrier completes its
+    // first phase (parity 0) when the boxes' bytes have landed.
+    Value mbarrier = initMbarriers(loc, 1, {1}).front();
+    barrier(loc);
+    auto issue = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard inside(b);
+      b.setInsertionPoint(issue.thenBlock()->getTerminator());
+      Value address = mbarrierAddress(loc, mbarrier, zero);
+      int64_t bytes = tileType.getNumElements() * tileType.getElementTypeBitWidth() / 8;
+      NVVM::MBarrierArriveExpectTxOp::create(b, loc, /*res=*/Type(), address,
+                                             arith::ConstantIntOp::create(b, loc, bytes, 32),
+                                             NVVM::MemScopeKind::CTA, /*relaxed=*/false,
+                                             /*predicate=*/Value());
+      issueTileBoxes(loc, op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), tileType,
+                     memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), address);
+    }
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, mbarrierAddress(loc, mbarrier, zero),
+                                          arith::ConstantIntOp::create(b, loc, 0, 32),
+                                          arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
+  } else {
+    // The threads' writes of the tile are seen by the copy engine (the async
+    // proxy) after a proxy fence and a barrier; thread 0 issues the boxes and
+    // waits until they have read the tile, and the barrier after holds the
+    // other threads off it until then.
+    fenceProxyAsync(loc);
+    barrier(loc);
+    auto issue = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard inside(b);
+      b.setInsertionPoint(issue.thenBlock()->getTerminator());
+      issueTileBoxes(loc, op.getDst(), op.getDstOffsets(), op.getDstSizes(), tileType,
+                     memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), Value());
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
+    }
+    barrier(loc);
+  }
+  b.eraseOp(op);
+  return success();
 }
 
 void KernelLowering::waitTmaIteration(Location loc, Value k, Value start, int64_t copies,

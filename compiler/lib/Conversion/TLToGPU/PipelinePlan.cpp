@@ -170,28 +170,11 @@ SmallVector<std::pair<CopyOp, int64_t>> entryCopies(PipelinedOp loop, Operation 
 }
 
 /// Where TMA can load a planned copy (PipelinePlan.h): into a wgmma operand
-/// tile (whose layout is TMA's swizzle) of at most 256 rows, from a
-/// row-major tensor of at most 5 dimensions whose strides are multiples of 16
-/// bytes, the region's non-unit extents being the tile's rows and columns,
-/// columns innermost.
+/// tile (whose layout is TMA's swizzle) that boxes can fill.
 bool tmaCapable(CopyOp copy, const llvm::SmallPtrSetImpl<Value> &wgmmaOperands) {
-  auto src = cast<MemRefType>(copy.getSrc().getType());
-  auto dst = cast<MemRefType>(copy.getDst().getType());
-  if (!wgmmaOperands.contains(copy.getDst()) || dst.getRank() != 2 ||
-      dst.getElementTypeBitWidth() != 16 || dst.getDimSize(0) > 256 || src.getRank() > 5 ||
-      !src.hasStaticShape())
-    return false;
-  int64_t stride = src.getElementTypeBitWidth() / 8;
-  for (int64_t d = src.getRank() - 1; d > 0; --d)
-    if ((stride *= src.getDimSize(d)) % 16)
-      return false;
-  ArrayRef<int64_t> sizes = copy.getSrcSizes();
-  SmallVector<int64_t> extents;
-  for (int64_t size : sizes)
-    if (size != 1)
-      extents.push_back(size);
-  return sizes.back() == dst.getDimSize(1) &&
-         extents == SmallVector<int64_t>{dst.getDimSize(0), dst.getDimSize(1)};
+  return wgmmaOperands.contains(copy.getDst()) &&
+         tmaBoxable(cast<MemRefType>(copy.getSrc().getType()), copy.getSrcSizes(),
+                    cast<MemRefType>(copy.getDst().getType()));
 }
 
 /// The A and B tiles of the gemms of a kernel that took the wgmma layouts.
@@ -299,6 +282,26 @@ bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &pl
 }
 
 } // namespace
+
+bool tmaBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile) {
+  if (tile.getRank() != 2 || tile.getElementTypeBitWidth() != 16 || tile.getDimSize(0) > 256 ||
+      tensor.getElementType() != tile.getElementType() || tensor.getRank() > 5 ||
+      !tensor.hasStaticShape())
+    return false;
+  int64_t rowBytes = tile.getDimSize(1) * 2;
+  if (rowBytes % 128 != 0 && rowBytes != 64 && rowBytes != 32)
+    return false;
+  int64_t stride = tensor.getElementTypeBitWidth() / 8;
+  for (int64_t d = tensor.getRank() - 1; d > 0; --d)
+    if ((stride *= tensor.getDimSize(d)) % 16)
+      return false;
+  SmallVector<int64_t> extents;
+  for (int64_t size : sizes)
+    if (size != 1)
+      extents.push_back(size);
+  return sizes.back() == tile.getDimSize(1) &&
+         extents == SmallVector<int64_t>{tile.getDimSize(0), tile.getDimSize(1)};
+}
 
 int64_t knownDivisor(Value value) {
   if (std::optional<int64_t> constant = getConstantIntValue(value)) {

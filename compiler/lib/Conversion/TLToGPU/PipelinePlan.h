@@ -116,6 +116,15 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts,
 /// tl.warp_specialized), as planPipelines made them.
 PipelinePlans readPipelinePlans(mlir::Operation *root);
 
+/// Whether TMA boxes can move a whole shared `tile` to or from a region of
+/// `sizes` of the global `tensor` of the same element type: a 2-D tile of
+/// 16-bit elements of at most
+/// 256 rows whose row is 32, 64 or a multiple of 128 bytes (a swizzle atom,
+/// WgmmaOperands.h), a row-major tensor of at most 5 dimensions whose strides
+/// are multiples of 16 bytes, the region's non-unit extents being the tile's
+/// rows and columns, columns innermost.
+bool tmaBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes, mlir::MemRefType tile);
+
 /// The largest power of two (up to 2^20) known to divide an index value built
 /// from constants, +, * and the ops that keep divisibility.
 int64_t knownDivisor(mlir::Value value);

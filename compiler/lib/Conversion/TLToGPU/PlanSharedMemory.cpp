@@ -5,7 +5,8 @@
 // live from the first to the last op of the kernel body that uses it (a use
 // inside a loop keeps it live for the whole loop); tiles whose lives do not
 // overlap share bytes (first fit, 128-byte aligned, largest first; 1024 for
-// the operands of wgmma gemms, whose swizzle follows address bits 7-9). A tile
+// the operands of wgmma gemms and the tiles of TMA copies, whose swizzle
+// follows address bits 7-9). A tile
 // with rotating copies (tl-plan-pipelines) takes all of them. Reuse needs no
 // barrier of its own: the lowering puts one before every shared write
 // (pipelined loads: before their prologue). Tiles the lowering makes itself
@@ -35,9 +36,13 @@ struct Tile {
   int64_t first, last, bytes, align;
 };
 
-/// A shared tile a gemm with a wgmma accumulator (tl-infer-layouts) reads.
-bool wgmmaOperand(AllocSharedOp alloc) {
+/// A shared tile in the swizzle-atom layout: one a gemm with a wgmma
+/// accumulator (tl-infer-layouts) reads, or one a TMA copy moves
+/// (tl-plan-tma-copies).
+bool atomLayoutTile(AllocSharedOp alloc) {
   return llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+    if (isa<CopyOp>(user) && tlDialect(user).getTmaCopyAttrHelper().isAttrPresent(user))
+      return true;
     auto gemm = dyn_cast<GemmOp>(user);
     if (!gemm || (gemm.getA() != alloc.getResult() && gemm.getB() != alloc.getResult()))
       return false;
@@ -74,7 +79,7 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
     IntegerAttr copies = tl.getRotatingCopiesAttrHelper().getAttr(alloc);
     int64_t bytes =
         type.getNumElements() * type.getElementTypeBitWidth() / 8 * (copies ? copies.getInt() : 1);
-    tiles.push_back({alloc, first, last, bytes, wgmmaOperand(alloc) ? 1024 : 128});
+    tiles.push_back({alloc, first, last, bytes, atomLayoutTile(alloc) ? 1024 : 128});
   });
   return tiles;
 }

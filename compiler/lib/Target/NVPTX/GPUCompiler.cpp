@@ -114,11 +114,14 @@ std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMa
   llvmModule->setDataLayout(machine.createDataLayout());
   // Shared tiles are planned at 128-byte offsets of the dynamic shared
   // memory, and the lowering's swizzled addresses rely on the base being
-  // 128-byte aligned too (ldmatrixAddress); wgmma operands at 1024-byte
-  // offsets, whose swizzle follows the address bits (WgmmaOperands.h).
+  // 128-byte aligned too (ldmatrixAddress); wgmma operands and TMA tiles at
+  // 1024-byte offsets, whose swizzle follows the address bits (WgmmaOperands.h).
   bool wgmma = false;
-  gpuModule->walk([&](LLVM::InlineAsmOp assembly) {
-    wgmma |= assembly.getAsmString().contains("wgmma.mma_async");
+  gpuModule->walk([&](Operation *op) {
+    if (auto assembly = dyn_cast<LLVM::InlineAsmOp>(op))
+      wgmma |= assembly.getAsmString().contains("wgmma.mma_async");
+    wgmma |= isa<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp,
+                 NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op);
   });
   llvm::Align sharedAlign(wgmma ? 1024 : 128);
   for (llvm::GlobalVariable &global : llvmModule->globals())
@@ -163,8 +166,11 @@ void checkArch(const std::string &arch) {
 }
 
 GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOptions &options) {
-  return {arch, options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch),
-          options.fastMath, /*wgmma=*/arch == "sm_90a" && options.wgmma, options.tma,
+  return {arch,
+          options.sharedMemoryLimit ? options.sharedMemoryLimit : sharedMemoryLimit(arch),
+          options.fastMath,
+          /*wgmma=*/arch == "sm_90a" && options.wgmma,
+          options.tma,
           options.warpSpecialize};
 }
 

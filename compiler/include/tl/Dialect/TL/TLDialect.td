@@ -59,6 +59,10 @@ def TL_Dialect : Dialect {
     // ... and that a producer warpgroup issues them (warp specialisation).
     "::mlir::UnitAttr":$warp_specialized,
     "::mlir::ArrayAttr":$tensor_maps,
+    // tl-plan-tma-copies: a tl.copy at the kernel's top level between a
+    // global tensor and a shared tile that goes by TMA (sm_90a): a load on an
+    // mbarrier, or a bulk store.
+    "::mlir::UnitAttr":$tma_copy,
     // tl-plan-shared-memory: a shared tile's byte offset in dynamic shared
     // memory.
     "::mlir::IntegerAttr":$offset,

@@ -1,0 +1,89 @@
+//===- PlanTmaCopies.cpp - tl-plan-tma-copies: whole-tile copies by TMA ---===//
+//
+// On sm_90a a whole shared tile moves to or from global memory fastest as
+// TMA boxes: one thread issues them, the copy engine moves the bytes, and the
+// threads are free meanwhile (a load completes on an mbarrier; a store is a
+// bulk group the issuing thread waits to have read its tile). The pipelined
+// loops' loads are tl-plan-pipelines' (tl.tma_loads); this pass marks the
+// other copies that qualify with `tl.tma_copy`:
+//   - the copy stands directly in the kernel body (it runs once: a load's
+//     mbarrier completes one phase), between a kernel tensor and a shared
+//     tile allocated in the kernel, neither with an index-map layout;
+//   - boxes can move the whole tile (tmaBoxable, PipelinePlan.h);
+//   - the tile is not a pipelined loop's rotating tile, an async entry copy's
+//     destination, annotated with a layout, or read by a gemm that does not
+//     take the wgmma layouts (the tile takes the swizzle-atom layout of the
+//     wgmma operands, WgmmaOperands.h, which is the boxes' swizzle).
+// The lowering (LowerTma.cpp) emits them; tl-plan-shared-memory aligns such
+// tiles at 1024 bytes.
+//
+//===----------------------------------------------------------------------===//
+#include "PipelinePlan.h"
+
+#include "tl/Conversion/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+
+namespace tl {
+#define GEN_PASS_DEF_PLANTMACOPIES
+#include "tl/Conversion/Passes.h.inc"
+} // namespace tl
+
+namespace tl::gpu_lowering {
+namespace {
+
+/// Whether `tile` can take the swizzle-atom layout: nothing places it
+/// otherwise.
+bool atomLayoutAllowed(AllocSharedOp tile) {
+  TLDialect &tl = tlDialect(tile);
+  if (tl.getRotatingCopiesAttrHelper().getAttr(tile))
+    return false;
+  for (Operation *user : tile->getUsers()) {
+    if (isa<AnnotateLayoutOp>(user))
+      return false;
+    if (auto copy = dyn_cast<CopyOp>(user); copy && tl.getAsyncEntryCopyAttrHelper().getAttr(copy))
+      return false;
+    if (auto gemm = dyn_cast<GemmOp>(user)) {
+      auto accumulator = gemm.getC().getDefiningOp<AllocFragmentOp>();
+      if (!accumulator ||
+          !isa_and_nonnull<WgmmaLayoutAttr>(tl.getLayoutAttrHelper().getAttr(accumulator)))
+        return false;
+    }
+  }
+  return true;
+}
+
+bool tmaCopyCapable(CopyOp copy, KernelOp kernel, const lowering::LayoutMap &layouts) {
+  if (copy->getParentOp() != kernel.getOperation() || layouts.count(copy.getSrc()) ||
+      layouts.count(copy.getDst()))
+    return false;
+  auto tensorArgument = [](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp());
+  };
+  bool load = tensorArgument(copy.getSrc());
+  Value global = load ? copy.getSrc() : copy.getDst();
+  Value shared = load ? copy.getDst() : copy.getSrc();
+  auto tile = shared.getDefiningOp<AllocSharedOp>();
+  if (!tensorArgument(global) || !tile || !atomLayoutAllowed(tile))
+    return false;
+  return tmaBoxable(cast<MemRefType>(global.getType()),
+                    load ? copy.getSrcSizes() : copy.getDstSizes(), tile.getType());
+}
+
+struct PlanTmaCopiesPass : public tl::impl::PlanTmaCopiesBase<PlanTmaCopiesPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](KernelOp kernel) {
+      lowering::LayoutMap layouts = lowering::indexMapLayouts(kernel);
+      Builder b(kernel.getContext());
+      for (auto copy : kernel.getBody().front().getOps<CopyOp>())
+        if (tmaCopyCapable(copy, kernel, layouts))
+          tlDialect(kernel).getTmaCopyAttrHelper().setAttr(copy, b.getUnitAttr());
+    });
+  }
+};
+
+} // namespace
+} // namespace tl::gpu_lowering

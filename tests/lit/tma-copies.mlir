@@ -1,0 +1,77 @@
+// RUN: tl-opt %s --tl-plan-pipelines --tl-plan-tma-copies -split-input-file | FileCheck %s --check-prefix=PLAN
+// RUN: tl-opt %s --tl-gpu-lowering="wgmma=true" -split-input-file | FileCheck %s
+// RUN: tl-opt %s --tl-gpu-lowering="wgmma=true tma=false" -split-input-file | FileCheck %s --check-prefix=OFF
+// OFF-NOT: tl.tma_copy
+// OFF-NOT: nvvm.cp.async.bulk
+// On sm_90a a copy at the kernel's top level that moves a whole shared tile
+// from or to a kernel tensor goes by TMA (tl-plan-tma-copies): the load is
+// armed and issued by thread 0 on an mbarrier of its own, which every thread
+// waits for; the store follows a proxy fence and a barrier, and thread 0
+// waits for its bulk group to have read the tile. The tile takes the
+// swizzle-atom layout (1024-byte aligned) of the boxes.
+
+// A tile copy: [64, 128] f16 tiles, 256-byte rows: two boxes of [64, 64]
+// each way (128-byte swizzle), 16 KiB.
+// PLAN-LABEL: func.func @tile_copy
+// PLAN: tl.copy %arg0{{.*}} {tl.tma_copy}
+// PLAN: tl.copy {{.*}} to %arg1{{.*}} {tl.tma_copy}
+// CHECK-LABEL: gpu.func @tile_copy
+// CHECK-SAME: %arg2: !llvm.ptr, %arg3: !llvm.ptr
+// CHECK-SAME: tl.tensor_maps = [#tl.tensor_map<param = 0, box = [64, 64], swizzle = 128>, #tl.tensor_map<param = 1, box = [64, 64], swizzle = 128>]
+// CHECK: nvvm.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK: %[[BYTES:.*]] = arith.constant 16384 : i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %[[BYTES]]
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg2
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.global.shared.cta %arg3
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+func.func @tile_copy(%A: memref<1000x520xf16>, %B: memref<1000x520xf16> {tl.output}) {
+  tl.kernel grid [5, 16] threads 128 {
+  ^bb0(%bx: index, %by: index):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c128 : index
+    %tile = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
+    tl.copy %A[%row, %col] [64, 128] to %tile[%c0, %c0] [64, 128] : memref<1000x520xf16> to memref<64x128xf16, #tl.scope<shared>>
+    tl.copy %tile[%c0, %c0] [64, 128] to %B[%row, %col] [64, 128] : memref<64x128xf16, #tl.scope<shared>> to memref<1000x520xf16>
+  }
+  return
+}
+
+// -----
+
+// What stays a plain copy: rows TMA cannot stride (130 f16 = 260 bytes), a
+// tile of 48-byte rows (no swizzle atom), a converting copy, a copy in a loop.
+// PLAN-LABEL: func.func @plain_copies
+// PLAN-NOT: tl.tma_copy
+// CHECK-LABEL: gpu.func @plain_copies
+// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK: gpu.return
+func.func @plain_copies(%A: memref<64x130xf16>, %B: memref<64x130xf16> {tl.output},
+                        %C: memref<64x24xf16>, %D: memref<64x64xf32>, %E: memref<256x64xf16> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    %t = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
+    tl.copy %A[%c0, %c0] [64, 128] to %t[%c0, %c0] [64, 128] : memref<64x130xf16> to memref<64x128xf16, #tl.scope<shared>>
+    tl.copy %t[%c0, %c0] [64, 128] to %B[%c0, %c0] [64, 128] : memref<64x128xf16, #tl.scope<shared>> to memref<64x130xf16>
+    %narrow = tl.alloc_shared : memref<64x24xf16, #tl.scope<shared>>
+    tl.copy %C[%c0, %c0] [64, 24] to %narrow[%c0, %c0] [64, 24] : memref<64x24xf16> to memref<64x24xf16, #tl.scope<shared>>
+    %converted = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %D[%c0, %c0] [64, 64] to %converted[%c0, %c0] [64, 64] : memref<64x64xf32> to memref<64x64xf16, #tl.scope<shared>>
+    scf.for %i = %c0 to %c4 step %c1 {
+      %row = arith.muli %i, %c64 : index
+      tl.copy %converted[%c0, %c0] [64, 64] to %E[%row, %c0] [64, 64] : memref<64x64xf16, #tl.scope<shared>> to memref<256x64xf16>
+    }
+  }
+  return
+}
