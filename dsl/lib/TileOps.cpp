@@ -192,6 +192,19 @@ void annotate_layout(const Buffer &buffer, const Layout &layout, SourceLoc loc) 
   verifyOrThrow(p, op, false);
 }
 
+void use_swizzle(int panel_size, SourceLoc loc) {
+  ProgramImpl &p = activeProgram("use_swizzle", loc);
+  auto kernel = p.builder.getInsertionBlock()->getParentOp();
+  while (kernel && !isa<KernelOp>(kernel))
+    kernel = kernel->getParentOp();
+  auto op = cast<KernelOp>(kernel);
+  if (op.getGrid().size() < 2)
+    fail(loc, "use_swizzle needs a 2-D or 3-D grid: it orders blocks along y within x");
+  if (panel_size < 1)
+    fail(loc, fmt::format("use_swizzle's panel_size must be at least 1, got {}", panel_size));
+  tlDialect(op).getSwizzlePanelAttrHelper().setAttr(op, p.builder.getI64IntegerAttr(panel_size));
+}
+
 void copy(const Region &src, const Region &dst, SourceLoc loc) {
   ProgramImpl &p = activeProgram("copy", loc);
   Location location = toLocation(p, loc);

@@ -14,6 +14,8 @@ Program gemm(int M, int N, int K, DType in_dtype, DType out_dtype, bool trans_A,
   Buffer B = p.tensor("B", trans_B ? Shape{N, K} : Shape{K, N}, in_dtype);
   Buffer C = p.output("C", {M, N}, out_dtype);
   p.kernel({ceildiv(N, bN), ceildiv(M, bM)}, config.threads, [&](Expr bx, Expr by) {
+    if (config.swizzle_panel > 0)
+      use_swizzle(config.swizzle_panel);
     Buffer A_shared = alloc_shared(trans_A ? Shape{bK, bM} : Shape{bM, bK}, in_dtype);
     Buffer B_shared = alloc_shared(trans_B ? Shape{bN, bK} : Shape{bK, bN}, in_dtype);
     Buffer C_local = alloc_fragment({bM, bN}, f32);

@@ -16,6 +16,9 @@ struct GemmConfig {
   /// so): on sm_90a a TMA store of swizzled boxes instead of every thread's
   /// pairs; the tile takes the bytes the K loop's tiles leave. 16-bit C only.
   bool stage_C = false;
+  /// use_swizzle(swizzle_panel) when > 0: blocks walk down panels of this
+  /// many block rows, for L2 reuse on large shapes.
+  int swizzle_panel = 0;
 };
 
 /// A is [M, K] ([K, M] with trans_A), B is [K, N] ([N, K] with trans_B),

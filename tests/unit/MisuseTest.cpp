@@ -342,6 +342,22 @@ TEST_CASE("shared memory that fits sm_90a but not sm_80: the tile that crosses t
               kFile);
 }
 
+TEST_CASE("use_swizzle on a 1-D grid, or with a panel of 0", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    p.kernel({4}, 128, [&](Expr) {
+      line = __LINE__; use_swizzle(8);
+    });
+  }, line, "use_swizzle needs a 2-D or 3-D grid", kFile);
+  expectError([&] {
+    Program p("t");
+    p.kernel({4, 4}, 128, [&](Expr, Expr) {
+      line = __LINE__; use_swizzle(0);
+    });
+  }, line, "use_swizzle's panel_size must be at least 1, got 0", kFile);
+}
+
 TEST_CASE("more than 1024 threads", "[misuse]") {
   int line = 0;
   expectError([&] {

@@ -5,7 +5,7 @@
 // best, like the peer script, so the two join into ratios. The best is chosen
 // by tl::autotune, and kept in the disk cache: a second run over the same
 // shapes and configurations times only the winner.
-//   tl-bench-gemm [--dtype f16|bf16|both] [--config BM,BN,BK,THREADS,STAGES[,STAGE_C] ...]
+//   tl-bench-gemm [--dtype f16|bf16|both] [--config BM,BN,BK,THREADS,STAGES[,STAGE_C[,PANEL]] ...]
 //                 [--trans none|a|b|both] M,N,K ...
 //   tl-bench-gemm --ptx ARCH DIR [--config ...]   (the PTX, no GPU needed)
 // TLC_WGMMA=0 runs the same programs on mma.sync (sm_90a's other path).
@@ -44,7 +44,8 @@ std::vector<int> numbers(const std::string &text) {
 std::string describe(const gemm::GemmConfig &c) {
   return std::to_string(c.block_M) + "x" + std::to_string(c.block_N) + "x" +
          std::to_string(c.block_K) + "/" + std::to_string(c.threads) + "/s" +
-         std::to_string(c.num_stages) + (c.stage_C ? "/C" : "");
+         std::to_string(c.num_stages) + (c.stage_C ? "/C" : "") +
+         (c.swizzle_panel ? "/p" + std::to_string(c.swizzle_panel) : "");
 }
 
 /// `text` inside a JSON string (compile errors have quotes and newlines).
@@ -87,11 +88,12 @@ int main(int argc, char **argv) {
     };
     if (arg == "--config") {
       std::vector<int> v = numbers(next());
-      if (v.size() != 5 && v.size() != 6) {
-        std::fprintf(stderr, "tl-bench-gemm: --config BM,BN,BK,THREADS,STAGES[,STAGE_C]\n");
+      if (v.size() < 5 || v.size() > 7) {
+        std::fprintf(stderr, "tl-bench-gemm: --config BM,BN,BK,THREADS,STAGES[,STAGE_C[,PANEL]]\n");
         return 2;
       }
-      configs.push_back({v[0], v[1], v[2], v[3], v[4], v.size() == 6 && v[5] != 0});
+      configs.push_back(
+          {v[0], v[1], v[2], v[3], v[4], v.size() > 5 && v[5] != 0, v.size() > 6 ? v[6] : 0});
     } else if (arg == "--dtype") {
       std::string d = next();
       dtypes = d == "f16"    ? std::vector<tl::DType>{tl::DType::f16}
@@ -105,10 +107,10 @@ int main(int argc, char **argv) {
       ptxArch = next();
       ptxDir = next();
     } else if (arg == "-h" || arg == "--help") {
-      std::printf(
-          "usage: tl-bench-gemm [--dtype f16|bf16|both] [--trans none|a|b|both]\n"
-          "                     [--config BM,BN,BK,THREADS,STAGES[,STAGE_C] ...] M,N,K ...\n"
-          "       tl-bench-gemm --ptx ARCH DIR [--config ...]\n");
+      std::printf("usage: tl-bench-gemm [--dtype f16|bf16|both] [--trans none|a|b|both]\n"
+                  "                     [--config BM,BN,BK,THREADS,STAGES[,STAGE_C[,PANEL]] ...] "
+                  "M,N,K ...\n"
+                  "       tl-bench-gemm --ptx ARCH DIR [--config ...]\n");
       return 0;
     } else {
       std::vector<int> v = numbers(arg);

@@ -20,8 +20,26 @@ namespace tl {
 namespace tl::gpu_lowering {
 namespace {
 
+/// use_swizzle: block (x, y) takes the work of the block at the same launch
+/// position in an order that walks down `panel` rows of y before moving
+/// along x. With p = y * gx + x, the panel's first row f = p / (panel * gx) *
+/// panel and its rows r = min(gy - f, panel): y' = f + (p % (panel * gx)) % r,
+/// x' = (p % (panel * gx)) / r (a permutation of the grid).
+void swizzleBlocks(OpBuilder &b, Location loc, ArrayRef<int64_t> grid, int64_t panel,
+                   SmallVectorImpl<Value> &blocks) {
+  auto constant = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value gx = constant(grid[0]), gy = constant(grid[1]), rows = constant(panel);
+  Value p = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, blocks[1], gx), blocks[0]);
+  Value panelBlocks = constant(panel * grid[0]);
+  Value first = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, p, panelBlocks), rows);
+  Value height = arith::MinUIOp::create(b, loc, arith::SubIOp::create(b, loc, gy, first), rows);
+  Value within = arith::RemUIOp::create(b, loc, p, panelBlocks);
+  blocks[1] = arith::AddIOp::create(b, loc, first, arith::RemUIOp::create(b, loc, within, height));
+  blocks[0] = arith::DivUIOp::create(b, loc, within, height);
+}
+
 /// Moves a func.func holding a tl.kernel into a gpu.module as a gpu.func
-/// kernel; block indices become gpu.block_id.
+/// kernel; block indices become gpu.block_id (reordered by use_swizzle).
 gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp func, KernelOp kernel) {
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());
@@ -39,8 +57,14 @@ gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp func, KernelOp kernel
   b.setInsertionPointToStart(&entry);
   const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
   Block &body = kernel.getBody().front();
+  SmallVector<Value> blocks;
   for (auto [d, arg] : llvm::enumerate(body.getArguments()))
-    arg.replaceAllUsesWith(gpu::BlockIdOp::create(b, loc, dims[d]));
+    blocks.push_back(gpu::BlockIdOp::create(b, loc, dims[d]));
+  if (IntegerAttr panel = tl.getSwizzlePanelAttrHelper().getAttr(kernel);
+      panel && blocks.size() >= 2)
+    swizzleBlocks(b, loc, kernel.getGrid(), panel.getInt(), blocks);
+  for (auto [arg, block] : llvm::zip(body.getArguments(), blocks))
+    arg.replaceAllUsesWith(block);
   for (auto [from, to] : llvm::zip(func.getArguments(), entry.getArguments()))
     from.replaceAllUsesWith(to);
   entry.getOperations().splice(entry.end(), body.getOperations());

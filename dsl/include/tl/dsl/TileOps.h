@@ -20,6 +20,12 @@ Buffer alloc_local(std::vector<std::int64_t> shape, DType dtype,
 void annotate_layout(const Buffer &buffer, const Layout &layout,
                      SourceLoc loc = SourceLoc::current());
 
+/// T.use_swizzle: on the GPU, consecutive blocks walk down a panel of
+/// `panel_size` block rows (grid y) before moving along x, so that the blocks
+/// running together share their rows' and columns' tiles in L2. A 2-D or 3-D
+/// grid; the blocks' work is unchanged (the CPU backend ignores it).
+void use_swizzle(int panel_size, SourceLoc loc = SourceLoc::current());
+
 /// Copies src to dst (either may be a whole buffer or a subscripted region);
 /// converts between float types.
 void copy(const Region &src, const Region &dst, SourceLoc loc = SourceLoc::current());

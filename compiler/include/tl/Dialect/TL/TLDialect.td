@@ -35,6 +35,8 @@ def TL_Dialect : Dialect {
     // func.func arguments: a parameter's name and whether it is an output.
     "::mlir::StringAttr":$name,
     "::mlir::UnitAttr":$output,
+    // On a tl.kernel: use_swizzle's panel (block rows walked before x moves).
+    "::mlir::IntegerAttr":$swizzle_panel,
     // The lowered kernel (gpu.func), for the runtime.
     "::mlir::DenseI64ArrayAttr":$grid,
     "::mlir::IntegerAttr":$threads,
