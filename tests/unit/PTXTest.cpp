@@ -119,11 +119,13 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
   // (TMA and a producer warpgroup on sm_90a) and ragged ones (K % 8 != 0:
   // the rows cannot be TMA boxes, so cp.async or plain copies).
   // (192 KiB of rotating tiles fit sm_90a's shared memory, not sm_80's.)
-  // (The last two write C through a shared tile: a TMA store on sm_90a.)
+  // (The last three write C through a shared tile: a TMA store on sm_90a;
+  // the last reorders its blocks, use_swizzle, in a producer-warpgroup kernel.)
   const gemm::GemmConfig configs[] = {{128, 128, 64, 128, 3},       {128, 256, 64, 256, 2},
                                       {128, 128, 32, 128, 3},       {64, 128, 16, 128, 2},
                                       {128, 256, 64, 256, 3},       {256, 128, 64, 256, 3},
-                                      {128, 128, 64, 128, 4, true}, {128, 256, 64, 256, 3, true}};
+                                      {128, 128, 64, 128, 4, true}, {128, 256, 64, 256, 3, true},
+                                      {256, 128, 64, 256, 3, true, 5}};
   // K = 67: two k steps, a loop LLVM unrolls (the accumulators' initial
   // values must not land between wgmma.fence and the first wgmma).
   const std::array<int, 3> shapes[] = {{4096, 4096, 4096}, {1000, 520, 333}, {1435, 1385, 67}};

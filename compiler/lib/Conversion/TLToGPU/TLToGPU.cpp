@@ -23,19 +23,31 @@ namespace {
 /// use_swizzle: block (x, y) takes the work of the block at the same launch
 /// position in an order that walks down `panel` rows of y before moving
 /// along x. With p = y * gx + x, the panel's first row f = p / (panel * gx) *
-/// panel and its rows r = min(gy - f, panel): y' = f + (p % (panel * gx)) % r,
-/// x' = (p % (panel * gx)) / r (a permutation of the grid).
+/// panel and its rows r = panel, or gy % panel for a short last panel:
+/// y' = f + (p % (panel * gx)) % r, x' = (p % (panel * gx)) / r (a permutation
+/// of the grid). Every divisor is a constant, so the ops are pure (a producer
+/// warpgroup computes them too) and cheap.
 void swizzleBlocks(OpBuilder &b, Location loc, ArrayRef<int64_t> grid, int64_t panel,
                    SmallVectorImpl<Value> &blocks) {
   auto constant = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value gx = constant(grid[0]), gy = constant(grid[1]), rows = constant(panel);
-  Value p = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, blocks[1], gx), blocks[0]);
+  Value p = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, blocks[1], constant(grid[0])), blocks[0]);
   Value panelBlocks = constant(panel * grid[0]);
-  Value first = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, p, panelBlocks), rows);
-  Value height = arith::MinUIOp::create(b, loc, arith::SubIOp::create(b, loc, gy, first), rows);
+  Value first =
+      arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, p, panelBlocks), constant(panel));
   Value within = arith::RemUIOp::create(b, loc, p, panelBlocks);
-  blocks[1] = arith::AddIOp::create(b, loc, first, arith::RemUIOp::create(b, loc, within, height));
-  blocks[0] = arith::DivUIOp::create(b, loc, within, height);
+  Value row = arith::RemUIOp::create(b, loc, within, constant(panel));
+  Value column = arith::DivUIOp::create(b, loc, within, constant(panel));
+  if (int64_t tail = grid[1] % panel) {
+    Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, first,
+                                       constant(grid[1] - tail));
+    row = arith::SelectOp::create(b, loc, full, row,
+                                  arith::RemUIOp::create(b, loc, within, constant(tail)));
+    column = arith::SelectOp::create(b, loc, full, column,
+                                     arith::DivUIOp::create(b, loc, within, constant(tail)));
+  }
+  blocks[1] = arith::AddIOp::create(b, loc, first, row);
+  blocks[0] = column;
 }
 
 /// Moves a func.func holding a tl.kernel into a gpu.module as a gpu.func
