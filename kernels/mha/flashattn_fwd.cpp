@@ -11,7 +11,7 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
-                      int block_N, int threads, int num_stages) {
+                      int block_N, int threads, int num_stages, bool allow_wgmma) {
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
@@ -86,7 +86,8 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
       } else {
         clear(acc_s);
       }
-      gemm(Q_shared, K_shared, acc_s, {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});
+      gemm(Q_shared, K_shared, acc_s,
+           {.transpose_B = true, .policy = GemmWarpPolicy::FullRow, .allow_wgmma = allow_wgmma});
       copy(V(bz, slice(k * block_N, block_N), by, all), V_shared);
       copy(scores_max, scores_max_prev);
       reduce_max(acc_s, scores_max, /*dim=*/1, /*clear=*/false);
@@ -98,7 +99,8 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
         acc_s(i, j) = exp2(acc_s(i, j) * scale - scores_max(i) * scale);
       });
       copy(acc_s, acc_s_cast);
-      gemm(acc_s_cast, V_shared, acc_o, {.policy = GemmWarpPolicy::FullRow});
+      gemm(acc_s_cast, V_shared, acc_o,
+           {.policy = GemmWarpPolicy::FullRow, .allow_wgmma = allow_wgmma});
       reduce_sum(acc_s, scores_sum, /*dim=*/1);
       parallel({block_M}, [&](Expr i) { logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i); });
     });

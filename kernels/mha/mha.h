@@ -16,8 +16,12 @@ namespace tl::kernels::mha {
 /// O, lse = flashattn_fwd(Q, K, V)      (out_idx = [3, 4])
 /// `num_stages` is the key/value loop's T.Pipelined num_stages (the
 /// reference's 0: a plain loop; s >= 1: loads issued s iterations ahead).
+/// `allow_wgmma` lets sm_90a run the two gemms as wgmma (Q K^T from shared
+/// memory, P V with P from registers); off, they stay on mma.sync, which the
+/// H200 measured faster for this program (results/2026-12-01-h200-gemm-targets.md).
 dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
-                           int block_N, int threads = 32, int num_stages = 0);
+                           int block_N, int threads = 32, int num_stages = 0,
+                           bool allow_wgmma = false);
 
 /// Delta = rowsum(O * dO)               (out_idx = [2])
 dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,

@@ -96,3 +96,41 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// A wgmma with A from registers (the lowering's inline PTX) is a wgmma too:
+// its accumulator read before the wait is refused...
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+gpu.module @kernels {
+  gpu.func @registers_early_read(%a0: i32, %b: i64, %x0: f32) kernel {
+    nvvm.wgmma.fence.aligned
+    // expected-note @+1 {{the wgmma}}
+    %d = llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 1;", "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3" %a0, %a0, %a0, %a0, %b, %x0, %x0, %x0, %x0 : (i32, i32, i32, i32, i64, f32, f32, f32, f32) -> !acc
+    nvvm.wgmma.commit.group.sync.aligned
+    // expected-error @+1 {{touches a wgmma's accumulators before wgmma.wait_group}}
+    %x = llvm.extractvalue %d[0] : !acc
+    %y = arith.addf %x, %x0 : f32
+    nvvm.wgmma.wait.group.sync.aligned 0
+    gpu.return
+  }
+}
+
+// -----
+
+// ... while passing it on to the next wgmma, one value at a time, is right.
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+gpu.module @kernels {
+  gpu.func @registers_chained(%a0: i32, %b: i64, %x0: f32) kernel {
+    nvvm.wgmma.fence.aligned
+    %d = llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 1;", "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3" %a0, %a0, %a0, %a0, %b, %x0, %x0, %x0, %x0 : (i32, i32, i32, i32, i64, f32, f32, f32, f32) -> !acc
+    %d0 = llvm.extractvalue %d[0] : !acc
+    %d1 = llvm.extractvalue %d[1] : !acc
+    %d2 = llvm.extractvalue %d[2] : !acc
+    %d3 = llvm.extractvalue %d[3] : !acc
+    %e = llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 1;", "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3" %a0, %a0, %a0, %a0, %b, %d0, %d1, %d2, %d3 : (i32, i32, i32, i32, i64, f32, f32, f32, f32) -> !acc
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    gpu.return
+  }
+}

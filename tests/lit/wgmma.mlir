@@ -65,14 +65,21 @@ func.func @transposed(%A: memref<16x64xbf16>, %B: memref<64x16xbf16>, %C: memref
 
 // -----
 
-// One gemm that wgmma cannot take (A in registers) or that says no_wgmma
-// keeps the whole kernel on mma.sync.
+// A in registers (a fragment of C's rows, as attention's P): RS wgmma. The
+// fragment takes C's wgmma layout over [M, K]; each k step of 16 reads four
+// 32-bit registers of element pairs (a0..a3), through inline PTX (the NVVM
+// dialect has no register-A wgmma), B through its descriptor.
 // PLAN-LABEL: func.func @a_in_registers
-// PLAN: tl.fragment_layout = "mma"
-// PLAN: tl.alloc_fragment {tl.layout = #tl.mma<
+// PLAN: tl.fragment_layout = "wgmma"
+// PLAN: tl.alloc_fragment {tl.layout = #tl.wgmma<warps = [4, 1]>} : memref<64x32xf16
 // CHECK-LABEL: gpu.func @a_in_registers
-// CHECK-NOT: nvvm.wgmma
-// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;
+// CHECK-SAME: "=f,{{.*}},r,r,r,r,l,0,
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 func.func @a_in_registers(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x64xf32> {tl.output}) {
   tl.kernel grid [1] threads 128 {
   ^bb0(%bx: index):
@@ -90,6 +97,7 @@ func.func @a_in_registers(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memr
 
 // -----
 
+// A gemm that says no_wgmma keeps the whole kernel on mma.sync.
 // PLAN-LABEL: func.func @declined
 // PLAN: tl.fragment_layout = "mma"
 // CHECK-LABEL: gpu.func @declined

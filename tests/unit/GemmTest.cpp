@@ -5,6 +5,7 @@
 // nobody tuned on (TLC_GEMM_SEED to draw others).
 #include "Backend.h"
 #include "Numerics.h"
+#include "TwoGemms.h"
 
 #include "gemm/gemm.h"
 #include "tl/runtime/GPUKernel.h"
@@ -108,6 +109,44 @@ TEST_CASE("gemm kernel: use_swizzle reorders the blocks, every tile still writte
               onGPU() ? GemmConfig{128, 128, 64, 128, 3, panel % 2 == 1, panel}
                       : GemmConfig{64, 64, 32, 128, 2, false, panel},
               seed++);
+}
+
+TEST_CASE("gemm with A from registers (attention's P V): RS wgmma on sm_90a", "[gemm]") {
+  struct Case {
+    int M, N, D, bM, threads;
+    DType dtype;
+  };
+  // One warpgroup with one and two 64-row blocks, two warpgroups; N and D
+  // of 64 and 128 (A's k steps, B's N chunk); ragged M.
+  const Case cases[] = {{200, 64, 64, 64, 128, f16},
+                        {200, 128, 64, 64, 128, bf16},
+                        {300, 64, 128, 128, 256, f16},
+                        {130, 128, 128, 128, 256, bf16}};
+  std::uint32_t seed = 900;
+  for (const Case &c : cases) {
+    INFO("M=" << c.M << " N=" << c.N << " D=" << c.D << " bM=" << c.bM << " threads=" << c.threads
+              << " bf16=" << (c.dtype == bf16));
+    HostTensor q = randomTensor({c.M, c.D}, c.dtype, seed++);
+    HostTensor k = randomTensor({c.N, c.D}, c.dtype, seed++, 0.125f);
+    HostTensor v = randomTensor({c.N, c.D}, c.dtype, seed++);
+    std::unique_ptr<tl::runtime::Kernel> kernel =
+        tl::testing::compile(tl::testing::twoGemms(c.M, c.N, c.D, c.dtype, c.bM, c.threads));
+    if (auto *gpu = dynamic_cast<tl::runtime::GPUKernel *>(kernel.get());
+        gpu && gpu->binary().arch == "sm_90a") {
+      CHECK(gpu->binary().fragmentLayout == "wgmma");
+      CHECK(gpu->binary().ptx.find("}, {%r") != std::string::npos); // A in registers
+      for (const std::string &warning : gpu->warnings())
+        CHECK_FALSE(warning.starts_with("ptxas:"));
+    }
+    std::vector<HostTensor> o = (*kernel)({&q, &k, &v}, std::numeric_limits<float>::quiet_NaN());
+    // The reference rounds P to the input type, as the kernel does.
+    std::vector<float> s = tl::testing::referenceGemm(q, k, c.M, c.N, c.D, false, true);
+    HostTensor p({c.M, c.N}, c.dtype);
+    for (std::int64_t i = 0; i < p.numel(); ++i)
+      p.set(i, s[static_cast<std::size_t>(i)]);
+    std::vector<float> expected = tl::testing::referenceGemm(p, v, c.M, c.D, c.N, false, false);
+    CHECK(checkClose("O", o[0].toFloat(), expected, 1e-2, 1e-2 * std::sqrt(c.N)));
+  }
 }
 
 TEST_CASE("gemm kernel: seeded random shapes", "[gemm]") {

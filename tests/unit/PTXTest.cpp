@@ -4,6 +4,7 @@
 // without the ptxas notes of a slow wgmma path (C75xx: serialised wgmma,
 // injected warpgroup.arrive, setmaxnreg ignored). The GEMM kernel takes wgmma
 // on sm_90a and mma.sync on sm_80.
+#include "TwoGemms.h"
 #include "copy/copy.h"
 #include "gemm/gemm.h"
 #include "mha/mha.h"
@@ -121,11 +122,10 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
   // (192 KiB of rotating tiles fit sm_90a's shared memory, not sm_80's.)
   // (The last three write C through a shared tile: a TMA store on sm_90a;
   // the last reorders its blocks, use_swizzle, in a producer-warpgroup kernel.)
-  const gemm::GemmConfig configs[] = {{128, 128, 64, 128, 3},       {128, 256, 64, 256, 2},
-                                      {128, 128, 32, 128, 3},       {64, 128, 16, 128, 2},
-                                      {128, 256, 64, 256, 3},       {256, 128, 64, 256, 3},
-                                      {128, 128, 64, 128, 4, true}, {128, 256, 64, 256, 3, true},
-                                      {256, 128, 64, 256, 3, true, 5}};
+  const gemm::GemmConfig configs[] = {
+      {128, 128, 64, 128, 3},       {128, 256, 64, 256, 2},       {128, 128, 32, 128, 3},
+      {64, 128, 16, 128, 2},        {128, 256, 64, 256, 3},       {256, 128, 64, 256, 3},
+      {128, 128, 64, 128, 4, true}, {128, 256, 64, 256, 3, true}, {256, 128, 64, 256, 3, true, 5}};
   // K = 67: two k steps, a loop LLVM unrolls (the accumulators' initial
   // values must not land between wgmma.fence and the first wgmma).
   const std::array<int, 3> shapes[] = {{4096, 4096, 4096}, {1000, 520, 333}, {1435, 1385, 67}};
@@ -186,6 +186,34 @@ TEST_CASE("the tile copy: TMA load and store on sm_90a, clean ptxas", "[ptx]") {
         REQUIRE(status == 0);
         CHECK(tl::slowPathNotes(output).empty());
       }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a gemm with A from registers: RS wgmma on sm_90a, clean ptxas", "[ptx]") {
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  fs::path dir = fs::temp_directory_path() / ("tl-rs-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // (M, N, D, bM, threads): one warpgroup with one 64-row block, one with
+  // two, two warpgroups; A's K (N) 64 and 128, B's N (D) 64 and 128.
+  const std::array<int, 5> shapes[] = {{200, 64, 64, 64, 128},
+                                       {200, 128, 64, 64, 128},
+                                       {300, 64, 64, 128, 128},
+                                       {300, 64, 128, 128, 256},
+                                       {130, 128, 128, 128, 256}};
+  for (auto [M, N, D, bM, threads] : shapes)
+    for (tl::DType dtype : {tl::DType::f16, tl::DType::bf16}) {
+      INFO(M << " " << N << " " << D << " " << bM << "/" << threads);
+      tl::GPUBinary binary =
+          tl::compileForGPU(tl::testing::twoGemms(M, N, D, dtype, bM, threads), "sm_90a");
+      CHECK(binary.fragmentLayout == "wgmma");
+      CHECK(binary.ptx.find("}, {%r") != std::string::npos); // a0..a3 in registers
+      if (!fs::exists(ptxas))
+        continue;
+      auto [status, output] = assemble(ptxas, binary.ptx, "sm_90a", dir, "two_gemms");
+      INFO(output);
+      REQUIRE(status == 0);
+      CHECK(tl::slowPathNotes(output).empty());
+    }
   fs::remove_all(dir);
 }
 

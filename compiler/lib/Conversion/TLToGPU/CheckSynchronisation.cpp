@@ -103,11 +103,29 @@ WalkResult refuse(Operation *at, const Twine &message, Location where, const Twi
   return WalkResult::interrupt();
 }
 
+/// A wgmma: the NVVM op (A from shared memory) or the lowering's inline PTX
+/// (A from registers, which the dialect lacks).
+bool isWgmma(Operation *op) {
+  if (isa<NVVM::WgmmaMmaAsyncOp>(op))
+    return true;
+  auto assembly = dyn_cast<LLVM::InlineAsmOp>(op);
+  return assembly && assembly.getAsmString().contains("wgmma.mma_async");
+}
+
+/// Passes a wgmma's accumulator on to wgmmas only (the register-A form takes
+/// its accumulators one by one).
+bool feedsWgmmaOnly(Operation *op) {
+  return isa<LLVM::ExtractValueOp>(op) && !op->use_empty() &&
+         llvm::all_of(op->getUsers(), [](Operation *user) { return isWgmma(user); });
+}
+
 /// Every wgmma sits under no branch on the thread index, and its
 /// accumulators are used by nothing but wgmma before the next wait_group in
 /// its block.
 LogicalResult checkWgmma(gpu::GPUFuncOp func) {
-  WalkResult result = func.walk([&](NVVM::WgmmaMmaAsyncOp wgmma) {
+  WalkResult result = func.walk([&](Operation *wgmma) {
+    if (!isWgmma(wgmma))
+      return WalkResult::advance();
     for (Operation *parent = wgmma->getParentOp(); parent && parent != func;
          parent = parent->getParentOp())
       if (auto branch = dyn_cast<scf::IfOp>(parent);
@@ -120,15 +138,15 @@ LogicalResult checkWgmma(gpu::GPUFuncOp func) {
     for (Operation *op = wgmma->getNextNode(); op && !isa<NVVM::WgmmaWaitGroupSyncOp>(op);
          op = op->getNextNode()) {
       bool touches = false;
-      if (!isa<NVVM::WgmmaMmaAsyncOp>(op))
+      if (!isWgmma(op) && !feedsWgmmaOnly(op))
         op->walk([&](Operation *inner) {
-          touches |= llvm::is_contained(inner->getOperands(), wgmma.getResult());
+          touches |= llvm::is_contained(inner->getOperands(), wgmma->getResult(0));
         });
       if (touches)
         return refuse(op,
                       "touches a wgmma's accumulators before wgmma.wait_group: ptxas would "
                       "serialise the wgmma",
-                      wgmma.getLoc(), "the wgmma");
+                      wgmma->getLoc(), "the wgmma");
     }
     return WalkResult::advance();
   });

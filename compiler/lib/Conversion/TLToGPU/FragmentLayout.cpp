@@ -79,8 +79,12 @@ bool wgmmaEligible(GemmOp gemm, int64_t warps) {
   auto a = cast<MemRefType>(gemm.getA().getType());
   auto b = cast<MemRefType>(gemm.getB().getType());
   auto c = cast<MemRefType>(gemm.getC().getType());
-  if (gemm.getNoWgmma() || !wgmmaOperandTile(gemm.getA()) || !wgmmaOperandTile(gemm.getB()) ||
-      a.getElementType() != b.getElementType() ||
+  // A from registers: a fragment as C's rows (it takes C's layout, which is
+  // wgmma's register layout of A for each k step of 16).
+  bool registersA = getMemoryScope(a) == MemoryScope::fragment && !gemm.getTransposeA() &&
+                    a.getRank() == 2 && a.getDimSize(0) == c.getDimSize(0);
+  if (gemm.getNoWgmma() || !(registersA || wgmmaOperandTile(gemm.getA())) ||
+      !wgmmaOperandTile(gemm.getB()) || a.getElementType() != b.getElementType() ||
       !(a.getElementType().isF16() || a.getElementType().isBF16()) || !c.getElementType().isF32() ||
       getMemoryScope(c) != MemoryScope::fragment)
     return false;
@@ -140,8 +144,14 @@ struct Inference {
     int64_t k = gemm.getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
     if (k % 16)
       return fail("gemm K is not a multiple of 16");
-    if (wgmma) // warpgroups split M; the warp policy does not apply
-      return assign(gemm.getC(), {FragmentLayout::Kind::Mma, c[0], c[1], warps, 1, 1, true});
+    if (wgmma) { // warpgroups split M; the warp policy does not apply
+      if (!assign(gemm.getC(), {FragmentLayout::Kind::Mma, c[0], c[1], warps, 1, 1, true}))
+        return false;
+      // An A fragment (RS wgmma) holds, for each k step of 16, the registers
+      // wgmma reads: C's layout over [M, K].
+      return !fragments.count(gemm.getA()) ||
+             assign(gemm.getA(), {FragmentLayout::Kind::Mma, c[0], k, warps, 1, 1, true});
+    }
     auto grid = partition(gemm.getPolicy(), c[0], c[1], warps);
     if (!grid)
       return fail("gemm tile does not split into m16n8 tiles per warp");

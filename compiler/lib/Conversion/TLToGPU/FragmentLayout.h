@@ -80,9 +80,10 @@ using FragmentLayouts = llvm::MapVector<mlir::Value, FragmentLayout>;
 /// gemm wgmmaEligible gets warpgroup (wgmma) accumulators.
 FragmentLayouts inferFragmentLayouts(KernelOp kernel, std::string &why, bool wgmma = false);
 
-/// A gemm wgmma can run from shared memory: A and B 16-bit shared tiles with
-/// descriptor-friendly rows, an f32 accumulator fragment, whole warpgroups
-/// each owning 64-row blocks of it, N % 8 and K % 16.
+/// A gemm wgmma can run: B a 16-bit shared tile with descriptor-friendly
+/// rows, A one too or a fragment of C's rows (A from registers, RS wgmma), an
+/// f32 accumulator fragment, whole warpgroups each owning 64-row blocks of
+/// it, N % 8 and K % 16.
 bool wgmmaEligible(GemmOp gemm, int64_t warps);
 
 /// The attribute that records `layout` (#tl.row, #tl.mma, #tl.mma_row), and

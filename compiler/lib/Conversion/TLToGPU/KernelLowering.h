@@ -376,8 +376,16 @@ private:
   Value pack(Location loc, Value lo, Value hi, Type half);
 
   /// A gemm on wgmma accumulators: wgmma.mma_async m64nNk16 per 64-row
-  /// block, N chunk and k step, operands through shared-memory descriptors.
+  /// block, N chunk and k step, B (and A) through shared-memory descriptors,
+  /// or A from the registers of a fragment in the wgmma layout (RS wgmma).
   LogicalResult lowerGemmWgmma(GemmOp op);
+  /// RS wgmma's A operand for this thread's 64-row block `block` and k step
+  /// `kk`: four 32-bit registers of element pairs of the fragment `a`.
+  SmallVector<Value, 4> wgmmaRegistersA(Location loc, const Fragment &a, int64_t block, int64_t kk);
+  /// One wgmma.mma_async m64n`width`k16 with A in registers (inline PTX: the
+  /// NVVM dialect has no such op): the accumulator struct in, the new one out.
+  Value wgmmaRegistersAAsync(Location loc, Value accumulator, ArrayRef<Value> a, Value descB,
+                             int64_t width, bool bf16, bool transB, bool scaleD);
 
   /// mma.sync m16n8k16 row.col with f32 accumulators (nvvm.mma.sync).
   SmallVector<Value> mma(Location loc, ArrayRef<Value> a, ArrayRef<Value> b, ArrayRef<Value> c,

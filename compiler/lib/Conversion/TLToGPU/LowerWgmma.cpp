@@ -53,7 +53,9 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   int64_t k = ta ? aType.getDimSize(0) : aType.getDimSize(1);
   int64_t warpgroups = threads / 128;
   int64_t atomA = wgmmaAtoms.lookup(a), atomB = wgmmaAtoms.lookup(bTile);
-  if (!atomA || !atomB)
+  auto registersA = fragments.find(a); // RS wgmma: A from registers
+  bool fromRegisters = registersA != fragments.end();
+  if ((!atomA && !fromRegisters) || !atomB)
     return op.emitOpError("wgmma operands must be shared tiles in the wgmma layout");
   int64_t rowsA = aType.getDimSize(0), rowsB = bType.getDimSize(0);
 
@@ -89,9 +91,13 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
     return wgmmaDescriptorBits(kMajor ? 16 : rows * atom, 8 * atom, atom);
   };
   // Warpgroup g's blocks start 64 * g rows down A's M.
-  Value descA = descriptor(
-      a, arith::MulIOp::create(b, loc, group, index(b, loc, corner(rowsA, atomA, !ta, 64, 0))),
-      bits(rowsA, atomA, !ta));
+  Value descA =
+      fromRegisters
+          ? Value()
+          : descriptor(a,
+                       arith::MulIOp::create(b, loc, group,
+                                             index(b, loc, corner(rowsA, atomA, !ta, 64, 0))),
+                       bits(rowsA, atomA, !ta));
   auto offsetA = [&](int64_t block, int64_t kk) { // block: this warpgroup's t-th
     return corner(rowsA, atomA, !ta, block * warpgroups * 64, kk * 16);
   };
@@ -136,12 +142,20 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
     Accumulator *accumulator;
     Value descA, descB;
     bool first;
+    SmallVector<Value, 4> registersA; // RS: a0..a3 (pairs of 16-bit elements)
   };
   SmallVector<Step> steps;
   for (int64_t kk = 0; kk < k / 16; ++kk)
-    for (Accumulator &accumulator : accumulators)
-      steps.push_back({&accumulator, advanced(descA, offsetA(accumulator.block, kk)),
-                       advanced(descB, offsetB(accumulator.n0, kk)), kk == 0});
+    for (Accumulator &accumulator : accumulators) {
+      Step step{&accumulator,
+                fromRegisters ? Value() : advanced(descA, offsetA(accumulator.block, kk)),
+                advanced(descB, offsetB(accumulator.n0, kk)),
+                kk == 0,
+                {}};
+      if (fromRegisters)
+        step.registersA = wgmmaRegistersA(loc, registersA->second, accumulator.block, kk);
+      steps.push_back(std::move(step));
+    }
 
   bool inFlight = wgmmaInFlight.contains(op);
   if (!inFlight) { // generic writes to the operand tiles reach the async proxy, then wgmma
@@ -154,6 +168,12 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
     auto scaleD = NVVM::WGMMAScaleOutAttr::get(context, op.getClearAccum() && step.first
                                                             ? NVVM::WGMMAScaleOut::zero
                                                             : NVVM::WGMMAScaleOut::one);
+    if (fromRegisters) {
+      accumulator.value =
+          wgmmaRegistersAAsync(loc, accumulator.value, step.registersA, step.descB,
+                               accumulator.width, bf16, !tb, !(op.getClearAccum() && step.first));
+      continue;
+    }
     accumulator.value =
         NVVM::WgmmaMmaAsyncOp::create(
             b, loc, accumulator.value.getType(), accumulator.value, step.descA, step.descB,
@@ -169,6 +189,60 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
                               acc.storage, ValueRange{index(b, loc, accumulator.firstSlot + i)});
   rewriter.eraseOp(op);
   return success();
+}
+
+SmallVector<Value, 4> KernelLowering::wgmmaRegistersA(Location loc, const Fragment &a,
+                                                      int64_t block, int64_t kk) {
+  // Elements (block, 8-column tiles 2kk and 2kk + 1) are 8 consecutive slots
+  // in wgmma register order: (g, 2t..2t+1), (g+8, ..), (g, 8+2t..), (g+8, ..).
+  auto &b = rewriter;
+  int64_t first = (block * a.layout.tilesN() + 2 * kk) * 4;
+  Type element = cast<MemRefType>(a.storage.getType()).getElementType();
+  SmallVector<Value, 4> registers;
+  for (int64_t r = 0; r < 4; ++r) {
+    Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, element), a.storage,
+                                        ValueRange{index(b, loc, first + 2 * r)});
+    registers.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair));
+  }
+  return registers;
+}
+
+Value KernelLowering::wgmmaRegistersAAsync(Location loc, Value accumulator, ArrayRef<Value> a,
+                                           Value descB, int64_t width, bool bf16, bool transB,
+                                           bool scaleD) {
+  // MLIR's NVVM dialect has no wgmma with A in registers: the PTX, as the
+  // dialect writes its shared-memory form, with a0..a3 for the A descriptor.
+  auto &b = rewriter;
+  int64_t n = width / 2;
+  std::string type = bf16 ? "bf16" : "f16";
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + std::to_string(scaleD ? 1 : 0) +
+                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(width) +
+                     "k16.f32." + type + "." + type + " {";
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i) {
+    text += (i ? ", $" : "$") + std::to_string(i);
+    constraints += (i ? ",=f" : "=f");
+  }
+  text += "}, {$" + std::to_string(n) + ", $" + std::to_string(n + 1) + ", $" +
+          std::to_string(n + 2) + ", $" + std::to_string(n + 3) + "}, $" + std::to_string(n + 4) +
+          ", p, 1, 1, " + std::to_string(transB ? 1 : 0) + ";\n}\n";
+  SmallVector<Value> operands;
+  for (Value r : a) {
+    operands.push_back(r);
+    constraints += ",r";
+  }
+  operands.push_back(descB);
+  constraints += ",l";
+  for (int64_t i = 0; i < n; ++i) { // the accumulators in, tied to the outputs
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, accumulator, i));
+    constraints += "," + std::to_string(i);
+  }
+  return LLVM::InlineAsmOp::create(
+             b, loc, accumulator.getType(), operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
 }
 
 } // namespace tl::gpu_lowering
