@@ -160,9 +160,11 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
   Value zero = index(b, loc, 0);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero);
   if (load) {
-    // The barrier orders earlier accesses of the tile before the boxes and
-    // publishes the mbarrier's initialisation; the mbarrier completes its
-    // first phase (parity 0) when the boxes' bytes have landed.
+    // The barrier orders earlier accesses of the tile's bytes before the
+    // boxes (the proxy fence, the threads' writes there: another tile may have
+    // had them) and publishes the mbarrier's initialisation; the mbarrier
+    // completes its first phase (parity 0) when the boxes' bytes have landed.
+    fenceProxyAsync(loc);
     Value mbarrier = initMbarriers(loc, 1, {1}).front();
     barrier(loc);
     auto issue = scf::IfOp::create(b, loc, first, /*withElse=*/false);
