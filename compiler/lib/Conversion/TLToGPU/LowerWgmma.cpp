@@ -1,10 +1,12 @@
 //===- LowerWgmma.cpp - KernelLowering: gemm as wgmma (sm_90a) -----------===//
 //
 // A gemm whose accumulator has the wgmma layout (tl-infer-layouts chose it
-// because both operands are shared tiles wgmma can describe) becomes, per
-// warpgroup, one wgmma.mma_async m64nNk16 per (64-row block, N chunk of at
-// most 256 columns, k step of 16), reading A and B through shared-memory
-// descriptors (WgmmaOperands.h) and accumulating in registers:
+// because B is a shared tile wgmma can describe, and A one too or a fragment
+// of C's rows) becomes, per warpgroup, one wgmma.mma_async m64nNk16 per
+// (64-row block, N chunk of at most 256 columns, k step of 16), reading B (and
+// A) through shared-memory descriptors (WgmmaOperands.h), or A from the
+// fragment's registers (RS: inline PTX, which the NVVM dialect lacks), and
+// accumulating in registers:
 //   fence.proxy.async; barrier     generic shared writes (copies, cp.async)
 //                                  become visible to wgmma's async proxy
 //   wgmma.fence                    accumulator registers were written
