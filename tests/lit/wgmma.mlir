@@ -11,6 +11,9 @@
 // PLAN: tl.alloc_shared {tl.offset = 16384 : i64}
 // PLAN: tl.alloc_fragment {tl.layout = #tl.wgmma<warps = [8, 1]>}
 // CHECK-LABEL: gpu.func @two_warpgroups
+// (The tiles' loads are TMA copies, tma-copies.mlir: each waits on its mbarrier.)
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: nvvm.wgmma.fence.aligned
