@@ -9,13 +9,12 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
-#include <unistd.h>
 
 namespace tl {
 namespace {
@@ -30,16 +29,14 @@ struct Backend {
 
 Backend chooseBackend(const AutotuneOptions &options) {
   Backend backend;
-  backend.gpu = options.target == Target::gpu ||
-                (options.target == Target::automatic && runtime::CudaDriver::get() != nullptr);
+  backend.gpu = runsOnGPU(options.target);
   if (!backend.gpu) {
     backend.target = "cpu";
     return backend;
   }
-  runtime::CudaDriver &driver = runtime::CudaDriver::require();
-  bool thisDevice = options.arch.empty() || options.arch == driver.arch();
-  backend.arch = thisDevice ? driver.arch() : options.arch;
-  backend.sharedLimit = thisDevice ? driver.maxSharedPerBlock() : 0;
+  runtime::DeviceTarget device = runtime::deviceTarget(options.arch);
+  backend.arch = device.arch;
+  backend.sharedLimit = device.sharedMemoryLimit;
   backend.target =
       runtime::gpuCacheTarget(backend.arch, runtime::gpuCompileOptions(backend.sharedLimit));
   return backend;
@@ -98,22 +95,12 @@ std::optional<StoredChoice> loadChoice(const std::string &path) {
   return choice;
 }
 
-/// Best effort, like the kernel cache: written aside and renamed into place.
+/// Best effort, as the kernel cache's entries.
 void storeChoice(const std::string &path, const StoredChoice &choice) {
-  std::error_code error;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
-  std::string temporary = path + ".tmp" + std::to_string(::getpid()) + "-" +
-                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  {
-    std::ofstream out(temporary);
-    out << std::setprecision(17) << kChoiceMagic << "\nbest " << choice.best << "\nms " << choice.ms
-        << "\nprogram " << choice.programKey << "\n";
-    if (!out)
-      return;
-  }
-  std::filesystem::rename(temporary, path, error);
-  if (error)
-    std::filesystem::remove(temporary, error);
+  std::ostringstream text;
+  text << std::setprecision(17) << kChoiceMagic << "\nbest " << choice.best << "\nms " << choice.ms
+       << "\nprogram " << choice.programKey << "\n";
+  runtime::writeFileAtomically(path, text.str());
 }
 
 /// A compiled candidate, not yet loaded (GPU) or ready to run (CPU).
@@ -164,28 +151,6 @@ std::unique_ptr<runtime::Kernel> load(Compiled &compiled) {
   return std::make_unique<runtime::GPUKernel>(std::move(*compiled.binary));
 }
 
-/// The full argument list: `inputs` and freshly allocated outputs, in order.
-std::vector<runtime::HostTensor *> arguments(const std::vector<Param> &params,
-                                             const std::vector<runtime::HostTensor *> &inputs,
-                                             std::vector<runtime::HostTensor> &outputs) {
-  std::size_t inputCount = 0;
-  for (const Param &param : params)
-    inputCount += param.output ? 0 : 1;
-  if (inputs.size() != inputCount)
-    throw std::invalid_argument("autotune: the program takes " + std::to_string(inputCount) +
-                                " inputs (the outputs are allocated), got " +
-                                std::to_string(inputs.size()));
-  outputs.clear();
-  for (const Param &param : params)
-    if (param.output)
-      outputs.emplace_back(param.shape, param.dtype);
-  std::vector<runtime::HostTensor *> args;
-  std::size_t nextInput = 0, nextOutput = 0;
-  for (const Param &param : params)
-    args.push_back(param.output ? &outputs[nextOutput++] : inputs[nextInput++]);
-  return args;
-}
-
 } // namespace
 
 AutotuneResult autotunePrograms(const std::vector<ModuleHandle> &candidates,
@@ -195,7 +160,8 @@ AutotuneResult autotunePrograms(const std::vector<ModuleHandle> &candidates,
     throw std::invalid_argument("autotune: the search space is empty");
   checkSameSignature(candidates);
   std::vector<runtime::HostTensor> outputs;
-  std::vector<runtime::HostTensor *> args = arguments(candidates[0].params(), inputs, outputs);
+  std::vector<runtime::HostTensor *> args =
+      runtime::withOutputs("autotune", candidates[0].params(), inputs, outputs);
   Backend backend = chooseBackend(options);
   bool useCache = options.cache && runtime::KernelCache::enabledByEnvironment();
 

@@ -46,14 +46,21 @@ void reportWarnings(const GPUBinary &binary) {
 
 } // namespace
 
+DeviceTarget deviceTarget(const std::string &arch) {
+  // For this device, its own shared-memory limit; for another arch, the
+  // table's (GPUCompiler.h).
+  CudaDriver &driver = CudaDriver::require();
+  if (arch.empty() || arch == driver.arch())
+    return {driver.arch(), driver.maxSharedPerBlock()};
+  return {arch, 0};
+}
+
 GPUKernel::GPUKernel(const ModuleHandle &program, const std::string &arch, bool useCache)
     : Kernel(program), driver_(&CudaDriver::require()) {
   installCrashHandlerUnlessDisabled();
-  // For this device, its own shared-memory limit; for another arch, the
-  // table's (GPUCompiler.h).
-  bool thisDevice = arch.empty() || arch == driver_->arch();
-  binary_ = compileForGPUCached(program, thisDevice ? driver_->arch() : arch, useCache, &cacheHit_,
-                                thisDevice ? driver_->maxSharedPerBlock() : 0);
+  DeviceTarget target = deviceTarget(arch);
+  binary_ =
+      compileForGPUCached(program, target.arch, useCache, &cacheHit_, target.sharedMemoryLimit);
   load();
 }
 

@@ -6,10 +6,13 @@
 
 namespace tl {
 
+bool runsOnGPU(Target target) {
+  return target == Target::gpu ||
+         (target == Target::automatic && runtime::CudaDriver::get() != nullptr);
+}
+
 std::unique_ptr<runtime::Kernel> jit(const ModuleHandle &program, const JitOptions &options) {
-  bool gpu = options.target == Target::gpu ||
-             (options.target == Target::automatic && runtime::CudaDriver::get() != nullptr);
-  if (gpu)
+  if (runsOnGPU(options.target))
     return std::make_unique<runtime::GPUKernel>(program, options.arch, options.cache);
   return std::make_unique<runtime::CPUKernel>(program);
 }

@@ -28,11 +28,11 @@ void checkSignature(const std::string &kernel, const std::vector<Param> &params,
   }
 }
 
-/// out_idx: allocates the outputs, interleaves them with `inputs` in
-/// declaration order, runs, and returns the outputs.
-template <typename Tensor, typename Run>
-std::vector<Tensor> callWithOutputs(const std::string &kernel, const std::vector<Param> &params,
-                                    const std::vector<Tensor *> &inputs, Run run) {
+/// See withOutputs (Kernel.h), for host or device tensors.
+template <typename Tensor>
+std::vector<Tensor *> interleaveOutputs(const std::string &kernel, const std::vector<Param> &params,
+                                        const std::vector<Tensor *> &inputs,
+                                        std::vector<Tensor> &outputs) {
   std::size_t inputCount = 0;
   for (const Param &param : params)
     inputCount += param.output ? 0 : 1;
@@ -40,7 +40,7 @@ std::vector<Tensor> callWithOutputs(const std::string &kernel, const std::vector
     throw std::invalid_argument(kernel + ": takes " + std::to_string(inputCount) +
                                 " inputs (the outputs are allocated), got " +
                                 std::to_string(inputs.size()));
-  std::vector<Tensor> outputs;
+  outputs.clear();
   for (const Param &param : params)
     if (param.output)
       outputs.emplace_back(param.shape, param.dtype);
@@ -48,11 +48,26 @@ std::vector<Tensor> callWithOutputs(const std::string &kernel, const std::vector
   std::size_t nextInput = 0, nextOutput = 0;
   for (const Param &param : params)
     args.push_back(param.output ? &outputs[nextOutput++] : inputs[nextInput++]);
-  run(args);
+  return args;
+}
+
+/// out_idx: allocates the outputs, interleaves them with `inputs` in
+/// declaration order, runs, and returns the outputs.
+template <typename Tensor, typename Run>
+std::vector<Tensor> callWithOutputs(const std::string &kernel, const std::vector<Param> &params,
+                                    const std::vector<Tensor *> &inputs, Run run) {
+  std::vector<Tensor> outputs;
+  run(interleaveOutputs(kernel, params, inputs, outputs));
   return outputs;
 }
 
 } // namespace
+
+std::vector<HostTensor *> withOutputs(const std::string &kernel, const std::vector<Param> &params,
+                                      const std::vector<HostTensor *> &inputs,
+                                      std::vector<HostTensor> &outputs) {
+  return interleaveOutputs(kernel, params, inputs, outputs);
+}
 
 void Kernel::checkArguments(const std::vector<HostTensor *> &args) const {
   checkSignature(name_, params_, args);

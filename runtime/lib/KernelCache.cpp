@@ -197,33 +197,40 @@ std::optional<GPUBinary> KernelCache::load(const std::string &key) const {
   return deserialize(payload);
 }
 
-void KernelCache::store(const std::string &key, const GPUBinary &binary) const {
+bool writeFileAtomically(const std::string &path, const std::string &contents) {
   static std::atomic<unsigned> counter{0};
   std::error_code error;
-  fs::create_directories(directory_, error);
-  std::string payload = serialize(binary);
+  fs::create_directories(fs::path(path).parent_path(), error);
   std::ostringstream tmpName;
-  tmpName << path(key) << ".tmp." << ::getpid() << '.'
+  tmpName << path << ".tmp." << ::getpid() << '.'
           << std::hash<std::thread::id>()(std::this_thread::get_id()) << '.' << counter++;
   std::string tmp = tmpName.str();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out)
-      return;
-    out << kMagic << '\n' << payload << hex(fnv1a(payload, 0xcbf29ce484222325ULL)) << '\n';
+      return false;
+    out << contents;
     if (!out.flush())
-      return fs::remove(tmp, error), void();
+      return fs::remove(tmp, error), false;
   }
-  fs::rename(tmp, path(key), error); // atomic: readers see the old or the new entry
+  fs::rename(tmp, path, error); // atomic: readers see the old or the new file
   if (error)
     fs::remove(tmp, error);
+  return !error;
+}
+
+void KernelCache::store(const std::string &key, const GPUBinary &binary) const {
+  std::string payload = serialize(binary);
+  writeFileAtomically(path(key), std::string(kMagic) + '\n' + payload +
+                                     hex(fnv1a(payload, 0xcbf29ce484222325ULL)) + '\n');
 }
 
 void KernelCache::clear() const {
   std::error_code error;
   for (const auto &entry : fs::directory_iterator(directory_, error))
-    if (entry.path().extension() == ".tlk" ||
-        entry.path().filename().string().find(".tlk.tmp.") != std::string::npos)
+    if (std::string name = entry.path().filename().string();
+        entry.path().extension() == ".tlk" || name.starts_with("autotune-") ||
+        name.find(".tmp.") != std::string::npos)
       fs::remove(entry.path(), error);
 }
 

@@ -8,6 +8,7 @@
 
 #include "gemm/gemm.h"
 #include "tl/runtime/Autotune.h"
+#include "tl/runtime/KernelCache.h"
 
 #include <catch2/catch.hpp>
 
@@ -97,6 +98,10 @@ TEST_CASE("autotune: the fastest GEMM configuration, then a cache hit", "[autotu
   CHECK_FALSE(third.cacheHit);
   CHECK(third.key != first.key);
   CHECK(cache.choices() == 1);
+
+  // Clearing the cache forgets the choices too.
+  tl::runtime::KernelCache(cache.dir.path.string()).clear();
+  CHECK(cache.choices() == 0);
 }
 
 TEST_CASE("autotune: a stored choice for another program is not used", "[autotune]") {

@@ -4,12 +4,12 @@
 // configuration; one JSON object per configuration and one for the best:
 //   tl-bench-copy [--dtype f16|bf16] [--config BM,BN,THREADS ...] M,N ...
 // gbps counts the bytes read and written over the median of 50 timings.
+#include "BenchArgs.h"
 #include "copy/copy.h"
 #include "tl/runtime/Autotune.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,14 +17,6 @@ namespace {
 
 namespace copy = tl::kernels::copy;
 using tl::runtime::HostTensor;
-
-std::vector<int> numbers(const std::string &text) {
-  std::vector<int> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    out.push_back(std::stoi(item));
-  return out;
-}
 
 std::string describe(const copy::CopyConfig &c) {
   return std::to_string(c.block_M) + "x" + std::to_string(c.block_N) + "/" +
@@ -44,7 +36,7 @@ int main(int argc, char **argv) {
       return 2;
     }
     if (arg == "--config") {
-      std::vector<int> v = numbers(argv[++i]);
+      std::vector<int> v = tl::bench::numbers(argv[++i], "tl-bench-copy");
       if (v.size() != 3) {
         std::fprintf(stderr, "tl-bench-copy: --config BM,BN,THREADS\n");
         return 2;
@@ -56,7 +48,7 @@ int main(int argc, char **argv) {
       std::printf("usage: tl-bench-copy [--dtype f16|bf16] [--config BM,BN,THREADS ...] M,N ...\n");
       return 0;
     } else {
-      std::vector<int> v = numbers(arg);
+      std::vector<int> v = tl::bench::numbers(arg, "tl-bench-copy");
       if (v.size() != 2) {
         std::fprintf(stderr, "tl-bench-copy: shapes are M,N (got '%s')\n", arg.c_str());
         return 2;

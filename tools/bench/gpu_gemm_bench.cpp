@@ -9,6 +9,7 @@
 //                 [--trans none|a|b|both] M,N,K ...
 //   tl-bench-gemm --ptx ARCH DIR [--config ...]   (the PTX, no GPU needed)
 // TLC_WGMMA=0 runs the same programs on mma.sync (sm_90a's other path).
+#include "BenchArgs.h"
 #include "gemm/gemm.h"
 #include "tl/Compiler/GPUCompiler.h"
 #include "tl/runtime/Autotune.h"
@@ -28,38 +29,11 @@ namespace gemm = tl::kernels::gemm;
 using tl::runtime::GPUKernel;
 using tl::runtime::HostTensor;
 
-std::vector<int> numbers(const std::string &text) {
-  std::vector<int> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    out.push_back(std::stoi(text.substr(start, comma - start)));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 std::string describe(const gemm::GemmConfig &c) {
   return std::to_string(c.block_M) + "x" + std::to_string(c.block_N) + "x" +
          std::to_string(c.block_K) + "/" + std::to_string(c.threads) + "/s" +
          std::to_string(c.num_stages) + (c.stage_C ? "/C" : "") +
          (c.swizzle_panel ? "/p" + std::to_string(c.swizzle_panel) : "");
-}
-
-/// `text` inside a JSON string (compile errors have quotes and newlines).
-std::string jsonEscaped(const std::string &text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\', out += c;
-    else if (c == '\n')
-      out += "\\n";
-    else if (static_cast<unsigned char>(c) >= 0x20)
-      out += c;
-  }
-  return out;
 }
 
 HostTensor filled(const std::vector<std::int64_t> &shape, tl::DType dtype) {
@@ -87,7 +61,7 @@ int main(int argc, char **argv) {
       return argv[++i];
     };
     if (arg == "--config") {
-      std::vector<int> v = numbers(next());
+      std::vector<int> v = tl::bench::numbers(next(), "tl-bench-gemm");
       if (v.size() < 5 || v.size() > 7) {
         std::fprintf(stderr, "tl-bench-gemm: --config BM,BN,BK,THREADS,STAGES[,STAGE_C[,PANEL]]\n");
         return 2;
@@ -113,7 +87,7 @@ int main(int argc, char **argv) {
                   "       tl-bench-gemm --ptx ARCH DIR [--config ...]\n");
       return 0;
     } else {
-      std::vector<int> v = numbers(arg);
+      std::vector<int> v = tl::bench::numbers(arg, "tl-bench-gemm");
       if (v.size() != 3) {
         std::fprintf(stderr, "tl-bench-gemm: shapes are M,N,K (got '%s')\n", arg.c_str());
         return 2;
@@ -171,7 +145,7 @@ int main(int argc, char **argv) {
         } catch (const std::exception &e) {
           std::printf("{\"tlc\": \"gemm\", \"M\": %d, \"N\": %d, \"K\": %d, \"dtype\": \"%s\", "
                       "\"error\": \"%s\"}\n",
-                      M, N, K, dname, jsonEscaped(e.what()).c_str());
+                      M, N, K, dname, tl::bench::jsonEscaped(e.what()).c_str());
           continue;
         }
         for (std::size_t i = 0; i < tuned.timings.size(); ++i) {
@@ -179,7 +153,8 @@ int main(int argc, char **argv) {
           if (!t.error.empty())
             std::printf("{\"tlc\": \"gemm\", \"config\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, "
                         "\"dtype\": \"%s\", \"error\": \"%s\"}\n",
-                        describe(configs[i]).c_str(), M, N, K, dname, jsonEscaped(t.error).c_str());
+                        describe(configs[i]).c_str(), M, N, K, dname,
+                        tl::bench::jsonEscaped(t.error).c_str());
           else
             line("gemm", describe(configs[i]), t.ms, "");
         }

@@ -33,15 +33,11 @@ LogicalResult KernelLowering::run() {
     if (auto annotate = dyn_cast<AnnotateLayoutOp>(op);
         annotate && isa<SwizzleLayoutAttr>(annotate.getLayout()))
       swizzleRequests.insert(annotate.getBuffer());
-    // The tile of a TMA copy takes the boxes' swizzle (tl-plan-tma-copies).
-    if (auto copy = dyn_cast<CopyOp>(op);
-        copy && tlDialect(copy).getTmaCopyAttrHelper().isAttrPresent(copy))
-      wgmmaRequests.insert(copy.getSrc().getDefiningOp<AllocSharedOp>() ? copy.getSrc()
-                                                                        : copy.getDst());
-    if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma) {
-      auto &requests = layouts_.lookup(gemm.getC()).warpgroup ? wgmmaRequests : swizzleRequests;
-      requests.insert(gemm.getA());
-      requests.insert(gemm.getB());
+    if (auto tile = dyn_cast<AllocSharedOp>(op); tile && takesAtomLayout(tile))
+      wgmmaRequests.insert(tile.getResult());
+    if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma && !layouts_.lookup(gemm.getC()).warpgroup) {
+      swizzleRequests.insert(gemm.getA());
+      swizzleRequests.insert(gemm.getB());
     }
   });
   if (mma) {

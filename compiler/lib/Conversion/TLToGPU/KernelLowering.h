@@ -279,6 +279,9 @@ private:
   /// caller's barrier publishes them.
   SmallVector<Value> initMbarriers(Location loc, int64_t count, ArrayRef<int64_t> arrivals);
   Value mbarrierAddress(Location loc, Value barriers, Value slot);
+  /// The calling thread arrives on the mbarrier at `address` expecting
+  /// `bytes` of transactions (mbarrier.arrive.expect_tx).
+  void armMbarrier(Location loc, Value address, int64_t bytes);
   /// Thread 0 arms the mbarrier of iteration k's rotating copy with the
   /// iteration's bytes and issues its boxes (when k < end).
   void issueTmaIteration(Location loc, const PipelinePlan &plan, Block &body, Value k, Value end,

@@ -71,6 +71,13 @@ SmallVector<Value> KernelLowering::initMbarriers(Location loc, int64_t count,
   return arrays; // the caller's barrier publishes the initialisation
 }
 
+void KernelLowering::armMbarrier(Location loc, Value address, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(rewriter, loc, /*res=*/Type(), address,
+                                         arith::ConstantIntOp::create(rewriter, loc, bytes, 32),
+                                         NVVM::MemScopeKind::CTA, /*relaxed=*/false,
+                                         /*predicate=*/Value());
+}
+
 void KernelLowering::issueTmaIteration(Location loc, const PipelinePlan &plan, Block &body, Value k,
                                        Value end, Value start, Value barriers) {
   auto &b = rewriter;
@@ -96,10 +103,7 @@ void KernelLowering::issueTmaBoxes(Location loc, const PipelinePlan &plan, Block
     auto tile = cast<MemRefType>(copy.getDst().getType());
     bytes += tile.getNumElements() * tile.getElementTypeBitWidth() / 8;
   }
-  NVVM::MBarrierArriveExpectTxOp::create(b, loc, /*res=*/Type(), barrier,
-                                         arith::ConstantIntOp::create(b, loc, bytes, 32),
-                                         NVVM::MemScopeKind::CTA, /*relaxed=*/false,
-                                         /*predicate=*/Value());
+  armMbarrier(loc, barrier, bytes);
   for (CopyOp copy : ArrayRef<CopyOp>(plan.copies)) {
     Location at = copy.getLoc();
     IRMapping mapping;
@@ -172,11 +176,7 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
       OpBuilder::InsertionGuard inside(b);
       b.setInsertionPoint(issue.thenBlock()->getTerminator());
       Value address = mbarrierAddress(loc, mbarrier, zero);
-      int64_t bytes = tileType.getNumElements() * tileType.getElementTypeBitWidth() / 8;
-      NVVM::MBarrierArriveExpectTxOp::create(b, loc, /*res=*/Type(), address,
-                                             arith::ConstantIntOp::create(b, loc, bytes, 32),
-                                             NVVM::MemScopeKind::CTA, /*relaxed=*/false,
-                                             /*predicate=*/Value());
+      armMbarrier(loc, address, tileType.getNumElements() * tileType.getElementTypeBitWidth() / 8);
       issueTileBoxes(loc, op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), tileType,
                      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), address);
     }

@@ -13,6 +13,7 @@
 // (staged operands, reduction scratch) go after the planned ones.
 //
 //===----------------------------------------------------------------------===//
+#include "WgmmaOperands.h"
 #include "tl/Conversion/Passes.h"
 #include "tl/Dialect/TL/TLDialect.h"
 
@@ -35,22 +36,6 @@ struct Tile {
   AllocSharedOp alloc;
   int64_t first, last, bytes, align;
 };
-
-/// A shared tile in the swizzle-atom layout: one a gemm with a wgmma
-/// accumulator (tl-infer-layouts) reads, or one a TMA copy moves
-/// (tl-plan-tma-copies).
-bool atomLayoutTile(AllocSharedOp alloc) {
-  return llvm::any_of(alloc->getUsers(), [&](Operation *user) {
-    if (isa<CopyOp>(user) && tlDialect(user).getTmaCopyAttrHelper().isAttrPresent(user))
-      return true;
-    auto gemm = dyn_cast<GemmOp>(user);
-    if (!gemm || (gemm.getA() != alloc.getResult() && gemm.getB() != alloc.getResult()))
-      return false;
-    auto accumulator = gemm.getC().getDefiningOp<AllocFragmentOp>();
-    return accumulator && isa_and_nonnull<WgmmaLayoutAttr>(
-                              tlDialect(gemm).getLayoutAttrHelper().getAttr(accumulator));
-  });
-}
 
 /// The kernel's shared tiles with their lives (positions of the body's
 /// top-level ops) and bytes, all rotating copies included.
@@ -79,7 +64,7 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
     IntegerAttr copies = tl.getRotatingCopiesAttrHelper().getAttr(alloc);
     int64_t bytes =
         type.getNumElements() * type.getElementTypeBitWidth() / 8 * (copies ? copies.getInt() : 1);
-    tiles.push_back({alloc, first, last, bytes, atomLayoutTile(alloc) ? 1024 : 128});
+    tiles.push_back({alloc, first, last, bytes, takesAtomLayout(alloc) ? 1024 : 128});
   });
   return tiles;
 }

@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "tl/Dialect/TL/TLDialect.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <cstdint>
@@ -30,6 +32,23 @@ namespace tl::gpu_lowering {
 inline int64_t wgmmaAtomBytes(mlir::MemRefType type) {
   int64_t rowBytes = type.getDimSize(1) * type.getElementTypeBitWidth() / 8;
   return rowBytes % 128 == 0 ? 128 : rowBytes;
+}
+
+/// Whether a shared tile takes this layout: a gemm with a wgmma accumulator
+/// (tl-infer-layouts) reads it, or a TMA copy moves it (tl-plan-tma-copies).
+/// tl-plan-shared-memory aligns such tiles at 1024 bytes; the lowering
+/// places their elements so (wgmmaElement).
+inline bool takesAtomLayout(AllocSharedOp tile) {
+  return llvm::any_of(tile->getUsers(), [&](mlir::Operation *user) {
+    if (llvm::isa<CopyOp>(user) && tlDialect(user).getTmaCopyAttrHelper().isAttrPresent(user))
+      return true;
+    auto gemm = llvm::dyn_cast<GemmOp>(user);
+    if (!gemm || (gemm.getA() != tile.getResult() && gemm.getB() != tile.getResult()))
+      return false;
+    auto accumulator = gemm.getC().getDefiningOp<AllocFragmentOp>();
+    return accumulator && llvm::isa_and_nonnull<WgmmaLayoutAttr>(
+                              tlDialect(gemm).getLayoutAttrHelper().getAttr(accumulator));
+  });
 }
 
 /// The byte offset of element (row, col) of a wgmma operand tile with `rows`

@@ -12,6 +12,16 @@
 
 namespace tl::runtime {
 
+/// What a kernel for `arch` compiles for on this device: the device's arch
+/// and its shared-memory limit when `arch` is empty or the device's own, else
+/// `arch` and 0 (its table's limit, GPUCompiler.h). Throws CudaError without
+/// a GPU.
+struct DeviceTarget {
+  std::string arch;
+  std::int64_t sharedMemoryLimit = 0;
+};
+DeviceTarget deviceTarget(const std::string &arch);
+
 class GPUKernel : public Kernel {
 public:
   /// Compiles for the current device's architecture (or `arch`), through the

@@ -22,6 +22,9 @@ struct JitOptions {
   bool cache = true;                 // GPU: the on-disk cache (runtime/KernelCache.h)
 };
 
+/// Whether `target` means the GPU: gpu, or automatic with a CUDA driver there.
+bool runsOnGPU(Target target);
+
 std::unique_ptr<runtime::Kernel> jit(const ModuleHandle &program, const JitOptions &options = {});
 
 } // namespace tl

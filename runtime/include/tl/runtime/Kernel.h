@@ -13,6 +13,14 @@
 
 namespace tl::runtime {
 
+/// out_idx: `outputs` becomes a fresh tensor for each output parameter of
+/// `params` (zeroed), and the result is every parameter in declaration
+/// order, the inputs taken from `inputs`. Throws std::invalid_argument
+/// (naming `kernel`) when `inputs` has another count than the non-outputs.
+std::vector<HostTensor *> withOutputs(const std::string &kernel, const std::vector<Param> &params,
+                                      const std::vector<HostTensor *> &inputs,
+                                      std::vector<HostTensor> &outputs);
+
 class Kernel {
 public:
   explicit Kernel(const ModuleHandle &program) : name_(program.name()), params_(program.params()) {}

@@ -31,7 +31,7 @@ public:
   std::optional<GPUBinary> load(const std::string &key) const;
   /// Best effort: a cache that cannot be written is not an error.
   void store(const std::string &key, const GPUBinary &binary) const;
-  /// Removes every entry.
+  /// Removes every entry (the autotuner's choices too).
   void clear() const;
   const std::string &directory() const { return directory_; }
 
@@ -39,6 +39,11 @@ private:
   std::string path(const std::string &key) const;
   std::string directory_;
 };
+
+/// Writes `contents` to `path` through a temporary file renamed into place
+/// (readers see the old file or the new one, never half of one); creates the
+/// directory. Best effort: false when it could not.
+bool writeFileAtomically(const std::string &path, const std::string &contents);
 
 /// TLC_TIMING=1 (or "on"): the runtime's compiles print how long each step
 /// took to stderr (GPUCompileOptions::timing, and ptxas's time).
