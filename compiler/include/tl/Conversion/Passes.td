@@ -120,7 +120,11 @@ def CheckSynchronisation : Pass<"tl-check-sync", "::mlir::ModuleOp"> {
     - a wgmma under a branch on the thread index that ptxas cannot prove
       uniform in each warpgroup (only an index broadcast by a shuffle is);
     - a wgmma accumulator read or written by anything but another wgmma
-      before the next wgmma.wait_group.
+      before the next wgmma.wait_group;
+    - an mbarrier wait that can hang or pass on more than one phase: every
+      thread's barrier and mbarrier events (interpreted from the thread and
+      loop indices) run against each other in every order, with several
+      trip counts where a loop's is not a constant (MbarrierPhases.cpp).
   }];
 }
 

@@ -10,6 +10,9 @@
 // lowering mistake shows here, not on the device.
 //
 //===----------------------------------------------------------------------===//
+#include "MbarrierPhases.h"
+#include "SyncTraces.h"
+
 #include "tl/Conversion/Passes.h"
 #include "tl/Dialect/TL/TLDialect.h"
 
@@ -30,26 +33,6 @@ namespace tl {
 namespace tl::gpu_lowering {
 namespace {
 
-/// Bytes one box of tensor-map argument `map` brings, if `map` is one of
-/// the kernel's tensor-map parameters.
-std::optional<int64_t> boxBytes(gpu::GPUFuncOp func, Value map) {
-  ArrayAttr maps = tlDialect(func).getTensorMapsAttrHelper().getAttr(func);
-  auto arg = dyn_cast<BlockArgument>(map);
-  if (!maps || !arg || arg.getOwner() != &func.getBody().front())
-    return std::nullopt;
-  int64_t first = func.getNumArguments() - maps.size();
-  if (arg.getArgNumber() < first)
-    return std::nullopt;
-  auto attr = cast<TensorMapAttr>(maps[arg.getArgNumber() - first]);
-  auto tensor = dyn_cast<MemRefType>(func.getArgument(attr.getParam()).getType());
-  if (!tensor)
-    return std::nullopt;
-  int64_t bytes = tensor.getElementTypeBitWidth() / 8;
-  for (int64_t extent : attr.getBox())
-    bytes *= extent;
-  return bytes;
-}
-
 /// Every arming of an mbarrier for a constant byte count is matched by the
 /// boxes issued after it in its block on the same mbarrier.
 LogicalResult checkTransactionBytes(gpu::GPUFuncOp func) {
@@ -65,7 +48,7 @@ LogicalResult checkTransactionBytes(gpu::GPUFuncOp func) {
       auto box = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op);
       if (!box || box.getMbar() != arm.getAddr())
         continue;
-      std::optional<int64_t> bytes = boxBytes(func, box.getTmaDescriptor());
+      std::optional<int64_t> bytes = tmaBoxBytes(func, box.getTmaDescriptor());
       if (!bytes) {
         box.emitError("a TMA box through a tensor map the kernel does not list");
         return WalkResult::interrupt();
@@ -157,7 +140,8 @@ struct CheckSynchronisationPass
     : public tl::impl::CheckSynchronisationBase<CheckSynchronisationPass> {
   void runOnOperation() override {
     getOperation().walk([&](gpu::GPUFuncOp func) {
-      if (failed(checkTransactionBytes(func)) || failed(checkWgmma(func)))
+      if (failed(checkTransactionBytes(func)) || failed(checkWgmma(func)) ||
+          failed(proveMbarrierPhases(func)))
         signalPassFailure();
     });
   }
