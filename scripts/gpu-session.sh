@@ -18,6 +18,10 @@
 #   bench256  head dim 256: tuned, alternatives and peers           -> bench256.jsonl
 #   sweep     forward and backward configurations at S = 1024 and 4096
 #                                                                -> sweep.jsonl
+#   mha-autotune  tl-bench-gpu --autotune: tl::autotune picks the forward's and
+#             the backward's configurations per shape (bench's shapes and D = 256),
+#             every candidate's time printed; then the peers on the D = 256
+#             shapes (bench has the others)                 -> mha-autotune.jsonl
 #   gemm      tl-bench-gemm (autotuned; wgmma, TMA, a producer warpgroup; without it
 #             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
 #             (TLC_WGMMA=0) at the best configurations) and
@@ -96,6 +100,11 @@ for part in "$@"; do
       ./bin/tl-bench-gpu --bwd-staged $cfg 16,32,1024,64 4,32,4096,64 16,16,1024,128 \
         4,16,4096,128 2>&1 | tee -a "$out/sweep.jsonl"
     done ;;
+  mha-autotune)
+    ./bin/tl-bench-gpu --autotune "${shapes[@]}" 16,16,1024,256 4,16,4096,256 2>&1 |
+      tee "$out/mha-autotune.jsonl"
+    python3 sdpa_peer.py --shape 16,16,1024,256 --shape 4,16,4096,256 2>&1 |
+      tee -a "$out/mha-autotune.jsonl" ;;
   gemm)
     gemm_shapes=(4096,4096,4096 8192,8192,8192 128,4096,4096 1024,4096,4096 128,8192,8192)
     configs=()

@@ -9,7 +9,8 @@
 // A ring of two slots, right: thread 32 produces (waits for the slot's
 // release, a phase of empty[slot], then arrives on full[slot]); threads
 // 0..31 consume (wait for full[slot]'s phase, release the slot). Its trip
-// count is a kernel argument: the proof runs it with several.
+// count is a kernel argument: the proof runs it with several, and every use
+// of the bound (the consumers' guard) reads the same.
 gpu.module @kernels {
   gpu.func @ring(%n: index) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
     %tid = gpu.thread_id x
@@ -54,8 +55,11 @@ gpu.module @kernels {
         nvvm.mbarrier.arrive %full : !llvm.ptr<3>
       }
     }
+    // (A guard that reads the loop's bound before the loop does.)
     %consumer = arith.cmpi ult, %tid, %c32 : index
-    scf.if %consumer {
+    %nonempty = arith.cmpi slt, %c0, %n : index
+    %consumes = arith.andi %consumer, %nonempty : i1
+    scf.if %consumes {
       scf.for %k = %c0 to %n step %c1 {
         %slot = arith.remui %k, %c2 : index
         %round = arith.divui %k, %c2 : index

@@ -5,10 +5,15 @@
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
-//                [B,H,S,D ...]
+//                [--autotune] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
+// --autotune: tl::autotune picks the forward's and the backward main kernel's
+// configurations per shape from the spaces below (every candidate's time is
+// printed, "peer": "tlc-candidate"), then the winners run as above.
+#include "BenchArgs.h"
 #include "mha/attention.h"
 #include "mha/mha.h"
+#include "tl/runtime/Autotune.h"
 #include "tl/runtime/GPUKernel.h"
 
 #include <cstdio>
@@ -35,6 +40,84 @@ HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) 
 
 int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS,STAGES
 bool bwdStagedOverride = false; // --bwd-staged: flashattn_bwd_staged
+bool autotuneConfigs = false;   // --autotune
+
+mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false) {
+  mha::AttentionConfig c;
+  c.fwdBlockM = m, c.fwdBlockN = n, c.fwdThreads = threads, c.fwdStages = stages;
+  c.fwdWgmma = wgmma;
+  return c;
+}
+
+mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = true) {
+  mha::AttentionConfig c;
+  c.bwdBlockM = m, c.bwdBlockN = n, c.bwdThreads = threads, c.bwdStages = stages;
+  c.bwdStaged = staged;
+  return c;
+}
+
+/// The forward configurations --autotune tries for a head dim: those the
+/// earlier sweeps measured best or close (results/), and the forward with its
+/// gemms on wgmma (RS for P V), which they measured 0.84-1.14x of mma.sync.
+std::vector<mha::AttentionConfig> forwardSpace(int D) {
+  if (D == 64)
+    return {fwd(128, 64, 128, 1),       fwd(64, 64, 128, 1),        fwd(128, 64, 256, 1),
+            fwd(128, 32, 256, 1),       fwd(64, 64, 128, 2),        fwd(64, 32, 128, 1),
+            fwd(128, 64, 128, 1, true), fwd(128, 128, 256, 1, true)};
+  if (D == 128)
+    return {fwd(128, 32, 128, 1),       fwd(128, 64, 128, 1),      fwd(64, 64, 128, 1),
+            fwd(128, 64, 256, 1),       fwd(128, 32, 256, 1),      fwd(64, 32, 128, 1),
+            fwd(128, 32, 128, 1, true), fwd(128, 64, 128, 1, true)};
+  return {fwd(128, 64, 256, 1), fwd(64, 64, 128, 1), fwd(128, 32, 256, 1), fwd(64, 32, 128, 2),
+          fwd(128, 64, 256, 1, true)};
+}
+
+/// The backward main kernel's configurations --autotune tries for a head dim
+/// (flashattn_bwd_staged; `false`: the reference's flashattn_bwd).
+std::vector<mha::AttentionConfig> backwardSpace(int D) {
+  if (D == 64)
+    return {bwd(128, 128, 256, 1), bwd(128, 64, 256, 1),       bwd(128, 64, 256, 2),
+            bwd(64, 64, 128, 2),   bwd(64, 32, 128, 1, false), bwd(64, 64, 128, 1, false)};
+  if (D == 128)
+    return {bwd(128, 64, 256, 2), bwd(128, 64, 256, 1), bwd(64, 64, 128, 2), bwd(128, 128, 256, 1),
+            bwd(64, 32, 128, 1, false)};
+  return {bwd(64, 64, 256, 1), bwd(64, 32, 256, 2), bwd(32, 32, 256, 1), bwd(64, 64, 128, 1)};
+}
+
+std::string forwardText(const mha::AttentionConfig &c) {
+  return std::to_string(c.fwdBlockM) + "x" + std::to_string(c.fwdBlockN) + "/" +
+         std::to_string(c.fwdThreads) + "/s" + std::to_string(c.fwdStages) +
+         (c.fwdWgmma ? " wgmma" : "");
+}
+
+std::string backwardText(const mha::AttentionConfig &c) {
+  return std::string(c.bwdStaged ? "staged " : "") + std::to_string(c.bwdBlockM) + "x" +
+         std::to_string(c.bwdBlockN) + "/" + std::to_string(c.bwdThreads) + "/s" +
+         std::to_string(c.bwdStages);
+}
+
+/// tl::autotune over `space` for one kernel; prints every candidate's time
+/// (or error) and returns the winner's configuration.
+template <typename Generator>
+mha::AttentionConfig tuned(const char *kernel, const Shape &s, bool causal,
+                           const std::vector<mha::AttentionConfig> &space, Generator generator,
+                           const std::vector<HostTensor *> &inputs,
+                           std::string (*text)(const mha::AttentionConfig &)) {
+  tl::AutotuneOptions options{.target = tl::Target::gpu, .warmup = 5, .repeats = 20};
+  tl::AutotuneResult result = tl::autotune(generator, space, inputs, options);
+  for (std::size_t i = 0; i < result.timings.size(); ++i) {
+    const tl::AutotuneTiming &t = result.timings[i];
+    std::printf("{\"peer\": \"tlc-candidate\", \"kernel\": \"%s\", \"B\": %d, \"H\": %d, "
+                "\"S\": %d, \"D\": %d, \"causal\": %d, \"config\": \"%s\", ",
+                kernel, s.B, s.H, s.S, s.D, causal ? 1 : 0, text(space[i]).c_str());
+    if (t.error.empty())
+      std::printf("\"ms\": %.4f, \"best\": %s}\n", t.ms, i == result.best ? "true" : "false");
+    else
+      std::printf("\"error\": \"%s\"}\n", tl::bench::jsonEscaped(t.error).c_str());
+  }
+  std::fflush(stdout);
+  return space[result.best];
+}
 
 void run(const Shape &s, bool causal) {
   mha::AttentionConfig c = mha::tunedConfig(s.D, causal, s.S);
@@ -46,15 +129,33 @@ void run(const Shape &s, bool causal) {
     c.bwdStages = bwdOverride[3], c.bwdStaged = bwdStagedOverride;
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
-  GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
-  GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
-  GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
-  GPUKernel post(mha::flashattn_bwd_postprocess(s.B, s.H, s.S, s.D));
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
              V = filled(shape, tl::dsl::f16), dO = filled(shape, tl::dsl::f16);
   HostTensor O(shape, tl::dsl::f16), lse(rows, tl::dsl::f32), delta(rows, tl::dsl::f32);
   HostTensor dQ(mha::dqAccumulatorShape(s.B, s.H, s.S, s.D), tl::dsl::f32),
       dQout(shape, tl::dsl::f16), dK(shape, tl::dsl::f16), dV(shape, tl::dsl::f16);
+  if (autotuneConfigs) {
+    mha::AttentionConfig f = tuned(
+        "fwd", s, causal, forwardSpace(s.D),
+        [&](const mha::AttentionConfig &x) {
+          return mha::forwardKernel(s.B, s.H, s.S, s.D, causal, x);
+        },
+        {&Q, &K, &V}, forwardText);
+    mha::AttentionConfig b = tuned(
+        "bwd", s, causal, backwardSpace(s.D),
+        [&](const mha::AttentionConfig &x) {
+          return mha::backwardKernel(s.B, s.H, s.S, s.D, causal, x);
+        },
+        {&Q, &K, &V, &dO, &lse, &delta, &dQ}, backwardText);
+    c.fwdBlockM = f.fwdBlockM, c.fwdBlockN = f.fwdBlockN, c.fwdThreads = f.fwdThreads,
+    c.fwdStages = f.fwdStages, c.fwdWgmma = f.fwdWgmma;
+    c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
+    c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged;
+  }
+  GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
+  GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
+  GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
+  GPUKernel post(mha::flashattn_bwd_postprocess(s.B, s.H, s.S, s.D));
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
   double prepMs = prep.benchmark({&O, &dO, &delta});
   double mainMs = bwd.benchmark({&Q, &K, &V, &dO, &lse, &delta, &dQ, &dK, &dV});
@@ -64,13 +165,12 @@ void run(const Shape &s, bool causal) {
   std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, \"causal\": %d, "
               "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"bwd_parts_ms\": [%.4f, %.4f, %.4f], "
               "\"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
-              "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%dx%d/%d/s%d\", "
-              "\"bwd_config\": \"%s%dx%d/%d/s%d\"}\n",
+              "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%s\", "
+              "\"bwd_config\": \"%s\", \"autotuned\": %s}\n",
               s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs,
               flops / fwdMs * 1e-9, 2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
-              bwd.binary().fragmentLayout.c_str(), c.fwdBlockM, c.fwdBlockN, c.fwdThreads,
-              c.fwdStages, c.bwdStaged ? "staged " : "", c.bwdBlockM, c.bwdBlockN, c.bwdThreads,
-              c.bwdStages);
+              bwd.binary().fragmentLayout.c_str(), forwardText(c).c_str(), backwardText(c).c_str(),
+              autotuneConfigs ? "true" : "false");
   std::fflush(stdout);
 }
 
@@ -80,6 +180,10 @@ int main(int argc, char **argv) {
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--autotune") {
+      autotuneConfigs = true;
+      continue;
+    }
     if ((arg == "--fwd" || arg == "--bwd" || arg == "--bwd-staged") && i + 1 < argc) {
       int *o = arg == "--fwd" ? fwdOverride : bwdOverride;
       bwdStagedOverride = bwdStagedOverride || arg == "--bwd-staged";
@@ -90,9 +194,9 @@ int main(int argc, char **argv) {
     }
     Shape s{};
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
-      std::fprintf(
-          stderr,
-          "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] [B,H,S,D ...]\n");
+      std::fprintf(stderr,
+                   "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] [--autotune] "
+                   "[B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

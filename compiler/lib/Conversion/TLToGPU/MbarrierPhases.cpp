@@ -119,8 +119,7 @@ private:
     if (!abstract)
       return "";
     return " (when its loop runs " + std::to_string(scenario.trips) + " iteration" +
-           (scenario.trips == 1 ? "" : "s") + " from index " + std::to_string(scenario.start) +
-           ")";
+           (scenario.trips == 1 ? "" : "s") + " from index " + std::to_string(scenario.start) + ")";
   }
 
   std::string mbarrierText(int64_t address) const {
@@ -319,8 +318,8 @@ private:
         continue;
       const SyncEvent &event = classes[c].events[state.next[c]];
       if (!error)
-        error.emplace(event.op->emitError() << "the kernel can hang here: no thread can move"
-                                            << scenarioText());
+        error.emplace(event.op->emitError()
+                      << "the kernel can hang here: no thread can move" << scenarioText());
       Diagnostic &note = error->attachNote(event.op->getLoc())
                          << describe(classes[c]) << (classes[c].threads == 1 ? " waits" : " wait");
       if (event.kind == SyncEvent::barrier) {

@@ -87,11 +87,21 @@ class ThreadRun {
 public:
   ThreadRun(gpu::GPUFuncOp func, const FollowedOps &followed, const LoopScenario &scenario,
             DenseMap<Value, int64_t> &boundBindings, int64_t tid)
-      : func(func), followed(followed), scenario(scenario), boundBindings(boundBindings),
-        tid(tid) {}
+      : func(func), followed(followed), scenario(scenario), boundBindings(boundBindings), tid(tid) {
+  }
 
   /// Runs the kernel's body; false (with `untraced`) where it cannot.
   bool run() { return runBlock(func.getBody().front()); }
+
+  /// Binds the unknown bounds of every loop with synchronisation that needs
+  /// no loop index to evaluate, before any thread runs.
+  void bindLoopBounds() {
+    func.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+      auto ops = followed.find(loop->getBlock());
+      if (ops != followed.end() && llvm::is_contained(ops->second, loop.getOperation()))
+        bindUnknownBounds(loop);
+    });
+  }
 
   /// The integer `value` holds in this thread, if the run can know it.
   std::optional<int64_t> evaluate(Value value, int depth = 0) {
@@ -144,24 +154,23 @@ private:
   }
 
   bool runLoop(scf::ForOp loop) {
+    bindUnknownBounds(loop);
     std::optional<int64_t> lower = evaluate(loop.getLowerBound());
     std::optional<int64_t> upper = evaluate(loop.getUpperBound());
     std::optional<int64_t> step = evaluate(loop.getStep());
     if (!step || *step <= 0)
       return refuse(loop, "a loop with synchronisation whose step is not a positive constant");
-    if (!lower || !upper) {
-      // Bounds from kernel arguments: the scenario's, for every use of them.
-      abstractLoops = true;
-      if (!lower)
-        lower = bind(loop.getLowerBound(), scenario.start);
-      if (!upper)
-        upper = bind(loop.getUpperBound(), *lower + scenario.trips * *step);
-    } else if ((*upper - *lower) / *step > kLongestFollowedLoop) {
+    if (!lower || !upper)
+      return refuse(loop, "a loop with synchronisation whose bounds cannot be followed");
+    bool abstract = boundBindings.contains(loop.getLowerBound()) ||
+                    boundBindings.contains(loop.getUpperBound());
+    if (!abstract && (*upper - *lower) / *step > kLongestFollowedLoop) {
       // A long loop, followed as if it ended early: what its first
       // iterations do is all the kernel's (their phases repeat).
-      abstractLoops = true;
+      abstract = true;
       upper = *lower + scenario.trips * *step;
     }
+    abstractLoops |= abstract;
     for (int64_t index = *lower; index < *upper; index += *step) {
       forget(loop);
       loopIndices[loop.getInductionVar()] = index;
@@ -173,8 +182,31 @@ private:
     return true;
   }
 
-  /// A loop bound the scenario decides; the same value elsewhere (a guard
-  /// `k < end`) then reads the same number.
+  /// Bounds from kernel arguments are the scenario's, for every use of the
+  /// same value (a prologue's guard `k < end` reads it before the loop).
+  /// (Not a bound that varies with an outer loop's index: one number would
+  /// not stand for it.)
+  void bindUnknownBounds(scf::ForOp loop) {
+    std::optional<int64_t> step = evaluate(loop.getStep());
+    if (!step || *step <= 0)
+      return;
+    std::optional<int64_t> lower = evaluate(loop.getLowerBound());
+    if (!lower && !dependsOnLoopIndex(loop.getLowerBound()))
+      lower = bind(loop.getLowerBound(), scenario.start);
+    if (lower && !evaluate(loop.getUpperBound()) && !dependsOnLoopIndex(loop.getUpperBound()))
+      bind(loop.getUpperBound(), *lower + scenario.trips * *step);
+  }
+
+  bool dependsOnLoopIndex(Value value, int depth = 0) {
+    if (auto argument = dyn_cast<BlockArgument>(value))
+      return argument.getOwner() != &func.getBody().front();
+    Operation *def = value.getDefiningOp();
+    return depth > 64 || llvm::any_of(def->getOperands(), [&](Value operand) {
+             return dependsOnLoopIndex(operand, depth + 1);
+           });
+  }
+
+  /// A loop bound the scenario decides.
   int64_t bind(Value bound, int64_t value) {
     auto [it, inserted] = boundBindings.try_emplace(bound, value);
     if (inserted)
@@ -337,16 +369,26 @@ std::optional<int64_t> ThreadRun::compute(Value value, int depth) {
           return std::nullopt;
         auto ul = static_cast<uint64_t>(*lhs), ur = static_cast<uint64_t>(*rhs);
         switch (compare.getPredicate()) {
-        case arith::CmpIPredicate::eq: return *lhs == *rhs;
-        case arith::CmpIPredicate::ne: return *lhs != *rhs;
-        case arith::CmpIPredicate::slt: return *lhs < *rhs;
-        case arith::CmpIPredicate::sle: return *lhs <= *rhs;
-        case arith::CmpIPredicate::sgt: return *lhs > *rhs;
-        case arith::CmpIPredicate::sge: return *lhs >= *rhs;
-        case arith::CmpIPredicate::ult: return ul < ur;
-        case arith::CmpIPredicate::ule: return ul <= ur;
-        case arith::CmpIPredicate::ugt: return ul > ur;
-        case arith::CmpIPredicate::uge: return ul >= ur;
+        case arith::CmpIPredicate::eq:
+          return *lhs == *rhs;
+        case arith::CmpIPredicate::ne:
+          return *lhs != *rhs;
+        case arith::CmpIPredicate::slt:
+          return *lhs < *rhs;
+        case arith::CmpIPredicate::sle:
+          return *lhs <= *rhs;
+        case arith::CmpIPredicate::sgt:
+          return *lhs > *rhs;
+        case arith::CmpIPredicate::sge:
+          return *lhs >= *rhs;
+        case arith::CmpIPredicate::ult:
+          return ul < ur;
+        case arith::CmpIPredicate::ule:
+          return ul <= ur;
+        case arith::CmpIPredicate::ugt:
+          return ul > ur;
+        case arith::CmpIPredicate::uge:
+          return ul >= ur;
         }
         return std::nullopt;
       })
@@ -394,8 +436,7 @@ std::optional<int64_t> ThreadRun::compute(Value value, int depth) {
 } // namespace
 
 bool waitsOnMbarriers(gpu::GPUFuncOp func) {
-  return func
-      .walk([](NVVM::MBarrierTryWaitParityOp) { return WalkResult::interrupt(); })
+  return func.walk([](NVVM::MBarrierTryWaitParityOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
 }
 
@@ -448,6 +489,7 @@ std::variant<SyncTraces, UntracedSync> traceThreads(gpu::GPUFuncOp func, int64_t
   FollowedOps followed = followedOps(func);
   DenseMap<Value, int64_t> boundBindings;
   SyncTraces traces;
+  ThreadRun(func, followed, scenario, boundBindings, /*tid=*/0).bindLoopBounds();
   // Threads with the same signature have the same trace: one of each is run.
   SmallVector<Value> signature = threadSignature(func, followed);
   std::map<std::vector<std::optional<int64_t>>, size_t> classOf;
