@@ -21,17 +21,24 @@ std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
 } // namespace
 
 AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string &arch) {
-  // Chosen by measurement on the H200 (tl-bench-gpu --fwd/--bwd-staged; the
-  // figures and the runs they come from: results/tuned-configurations.md).
+  // Chosen by measurement on the H200: on sm_90a, tl::autotune's choices
+  // (tl-bench-gpu --autotune over the forward's and the backward's spaces of
+  // the earlier sweeps' best, results/2026-12-01-h200-mha-autotune.md); the
+  // rest by the sweeps of results/tuned-configurations.md.
   // The forward runs 4 warps (8 at D=256) one stage of cp.async loads ahead
   // with 128-row query blocks, two m16 tiles a warp, except causal D=64 below
-  // S = 2048, whose short launch 64-row blocks balance better. The backward
-  // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles,
-  // FlashAttention-2's arrangement) with 8 warps and the largest key blocks
-  // that fit. Targets with less shared memory a block than the H200's 227 KiB
-  // take the next configuration that fits (163 KiB: sm_80; 99 KiB: sm_86,
-  // sm_89), chosen to fit, not measured; tests/unit/TunedConfigTest.cpp
-  // checks every answer against its target.
+  // S = 2048, whose short launch 64-row blocks balance better. On sm_90a its
+  // gemms take wgmma (P V with P from registers) with one warpgroup on 64-row
+  // blocks at D=64 and 128 (1.02-1.21x the mma.sync forward; 128-row blocks
+  // were up to 5% faster at D=128 but spill) and two on 128-row blocks at
+  // D=256 (1.4-1.6x). The backward stages P and dS in shared memory
+  // (flashattn_bwd_staged: square warp tiles, FlashAttention-2's arrangement)
+  // with 8 warps and the largest key blocks that fit, except D=64 on sm_90a,
+  // where the reference's program on wgmma is faster up to S = 4096 and
+  // causal (1.0-1.3x). Targets with less shared memory a block than the
+  // H200's 227 KiB take the next configuration that fits (163 KiB: sm_80;
+  // 99 KiB: sm_86, sm_89), chosen to fit, not measured;
+  // tests/unit/TunedConfigTest.cpp checks every answer against its target.
   if (!supportedHeadDim(dim))
     throw std::invalid_argument("tunedConfig: head dim " + std::to_string(dim) +
                                 " is not supported (64, 128 or 256)");
@@ -42,21 +49,28 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
                                 " KiB of shared memory; the attention configurations need "
                                 "99 KiB or more (sm_80 and newer)");
   const bool large = shared >= 227 * KiB, medium = shared >= 163 * KiB;
+  const bool hopper = arch == "sm_90a"; // wgmma
   AttentionConfig c;
   c.fwdThreads = 128, c.fwdStages = 1;
   c.bwdThreads = 256, c.bwdStages = 1, c.bwdStaged = true;
+  if (hopper && dim != 256) // wgmma, one warpgroup
+    c.fwdBlockM = 64, c.fwdBlockN = 64, c.fwdWgmma = true;
   if (dim == 64) {
-    c.fwdBlockM = causal && seqLen < 2048 ? 64 : 128, c.fwdBlockN = 64;
+    if (!hopper)
+      c.fwdBlockM = causal && seqLen < 2048 ? 64 : 128, c.fwdBlockN = 64;
     c.bwdBlockM = 128, c.bwdBlockN = 128;
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
+    if (hopper && (causal || seqLen <= 4096))
+      c.bwdStaged = false, c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
   } else if (dim == 128) {
-    c.fwdBlockM = 128, c.fwdBlockN = 32;
-    c.bwdBlockM = 128, c.bwdBlockN = 64, c.bwdStages = large ? 2 : 1;
+    if (!hopper)
+      c.fwdBlockM = 128, c.fwdBlockN = 32;
+    c.bwdBlockM = 128, c.bwdBlockN = 64;
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 32, c.bwdThreads = 128;
   } else {
-    c.fwdBlockM = 128, c.fwdBlockN = large ? 64 : 32, c.fwdThreads = 256;
+    c.fwdBlockM = 128, c.fwdBlockN = large ? 64 : 32, c.fwdThreads = 256, c.fwdWgmma = hopper;
     c.bwdBlockM = 64, c.bwdBlockN = large ? 64 : 32;
     if (!medium) {
       c.fwdBlockM = 64, c.fwdThreads = 128;

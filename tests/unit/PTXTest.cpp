@@ -81,7 +81,9 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       CHECK(binary.ptx.find(".entry " + binary.name) != std::string::npos);
       CHECK(binary.ptx.find(std::string(".target ") + arch) != std::string::npos);
       if (file.find("_tuned") != std::string::npos) { // tensor cores, pipelined loads
-        CHECK(binary.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos);
+        bool wgmma = binary.ptx.find("wgmma.mma_async") != std::string::npos;
+        CHECK((binary.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos ||
+               (wgmma && std::string(arch) == "sm_90a")));
         CHECK(binary.ptx.find("cp.async.cg.shared.global") != std::string::npos);
         CHECK(binary.ptx.find("cp.async.wait_group") != std::string::npos);
       }

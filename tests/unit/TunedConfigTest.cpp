@@ -54,12 +54,12 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
           int seq = 1000;
           for (bool forward : {true, false}) {
             char config[96];
-            std::snprintf(config, sizeof config, "%s D=%d causal=%d %dx%d/%d s%d%s",
-                          forward ? "forward" : "backward", dim, causal ? 1 : 0,
-                          forward ? c.fwdBlockM : c.bwdBlockM, forward ? c.fwdBlockN : c.bwdBlockN,
-                          forward ? c.fwdThreads : c.bwdThreads,
-                          forward ? c.fwdStages : c.bwdStages,
-                          !forward && c.bwdStaged ? " staged" : "");
+            std::snprintf(
+                config, sizeof config, "%s D=%d causal=%d %dx%d/%d s%d%s%s",
+                forward ? "forward" : "backward", dim, causal ? 1 : 0,
+                forward ? c.fwdBlockM : c.bwdBlockM, forward ? c.fwdBlockN : c.bwdBlockN,
+                forward ? c.fwdThreads : c.bwdThreads, forward ? c.fwdStages : c.bwdStages,
+                !forward && c.bwdStaged ? " staged" : "", forward && c.fwdWgmma ? " wgmma" : "");
             if (!seen.insert({config, arch}).second)
               continue;
             INFO(config << " for " << arch);
@@ -68,7 +68,9 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
             tl::GPUBinary binary;
             REQUIRE_NOTHROW(binary = tl::compileForGPU(program, arch));
             CHECK(binary.sharedBytes <= tl::sharedMemoryLimit(arch));
-            CHECK(binary.fragmentLayout == "mma"); // tensor cores, not the Row fallback
+            // Tensor cores (mma.sync, or wgmma on sm_90a), not the Row fallback.
+            CHECK((binary.fragmentLayout == "mma" ||
+                   (binary.fragmentLayout == "wgmma" && std::string(arch) == "sm_90a")));
             if (ptxas.empty())
               continue;
             Assembled a = assemble(ptxas, binary);

@@ -5,11 +5,11 @@
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
-//                [--autotune] [B,H,S,D ...]
+//                [--autotune[=forward|backward]] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --autotune: tl::autotune picks the forward's and the backward main kernel's
-// configurations per shape from the spaces below (every candidate's time is
-// printed, "peer": "tlc-candidate"), then the winners run as above.
+// configurations (=forward, =backward: one of them) per shape from the spaces below (every
+// candidate's time is printed, "peer": "tlc-candidate"), then the winners run as above.
 #include "BenchArgs.h"
 #include "mha/attention.h"
 #include "mha/mha.h"
@@ -39,8 +39,8 @@ HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) 
 }
 
 int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS,STAGES
-bool bwdStagedOverride = false; // --bwd-staged: flashattn_bwd_staged
-bool autotuneConfigs = false;   // --autotune
+bool bwdStagedOverride = false;                         // --bwd-staged: flashattn_bwd_staged
+bool autotuneForward = false, autotuneBackward = false; // --autotune[=forward|backward]
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false) {
   mha::AttentionConfig c;
@@ -61,15 +61,18 @@ mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = tr
 /// gemms on wgmma (RS for P V), which they measured 0.84-1.14x of mma.sync.
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
-    return {fwd(128, 64, 128, 1),       fwd(64, 64, 128, 1),        fwd(128, 64, 256, 1),
-            fwd(128, 32, 256, 1),       fwd(64, 64, 128, 2),        fwd(64, 32, 128, 1),
-            fwd(128, 64, 128, 1, true), fwd(128, 128, 256, 1, true)};
+    return {fwd(128, 64, 128, 1),       fwd(64, 64, 128, 1),         fwd(128, 64, 256, 1),
+            fwd(128, 32, 256, 1),       fwd(64, 64, 128, 2),         fwd(64, 32, 128, 1),
+            fwd(128, 64, 128, 1, true), fwd(128, 128, 256, 1, true), fwd(128, 64, 256, 1, true),
+            fwd(64, 64, 128, 1, true)};
   if (D == 128)
-    return {fwd(128, 32, 128, 1),       fwd(128, 64, 128, 1),      fwd(64, 64, 128, 1),
-            fwd(128, 64, 256, 1),       fwd(128, 32, 256, 1),      fwd(64, 32, 128, 1),
-            fwd(128, 32, 128, 1, true), fwd(128, 64, 128, 1, true)};
-  return {fwd(128, 64, 256, 1), fwd(64, 64, 128, 1), fwd(128, 32, 256, 1), fwd(64, 32, 128, 2),
-          fwd(128, 64, 256, 1, true)};
+    return {fwd(128, 32, 128, 1),        fwd(128, 64, 128, 1),       fwd(64, 64, 128, 1),
+            fwd(128, 64, 256, 1),        fwd(128, 32, 256, 1),       fwd(64, 32, 128, 1),
+            fwd(128, 32, 128, 1, true),  fwd(128, 64, 128, 1, true), fwd(128, 64, 256, 1, true),
+            fwd(128, 128, 256, 1, true), fwd(128, 64, 256, 2, true), fwd(64, 64, 128, 1, true)};
+  return {fwd(128, 64, 256, 1),      fwd(64, 64, 128, 1),        fwd(128, 32, 256, 1),
+          fwd(64, 32, 128, 2),       fwd(128, 64, 256, 1, true), fwd(64, 64, 128, 1, true),
+          fwd(128, 32, 256, 1, true)};
 }
 
 /// The backward main kernel's configurations --autotune tries for a head dim
@@ -134,21 +137,23 @@ void run(const Shape &s, bool causal) {
   HostTensor O(shape, tl::dsl::f16), lse(rows, tl::dsl::f32), delta(rows, tl::dsl::f32);
   HostTensor dQ(mha::dqAccumulatorShape(s.B, s.H, s.S, s.D), tl::dsl::f32),
       dQout(shape, tl::dsl::f16), dK(shape, tl::dsl::f16), dV(shape, tl::dsl::f16);
-  if (autotuneConfigs) {
+  if (autotuneForward) {
     mha::AttentionConfig f = tuned(
         "fwd", s, causal, forwardSpace(s.D),
         [&](const mha::AttentionConfig &x) {
           return mha::forwardKernel(s.B, s.H, s.S, s.D, causal, x);
         },
         {&Q, &K, &V}, forwardText);
+    c.fwdBlockM = f.fwdBlockM, c.fwdBlockN = f.fwdBlockN, c.fwdThreads = f.fwdThreads,
+    c.fwdStages = f.fwdStages, c.fwdWgmma = f.fwdWgmma;
+  }
+  if (autotuneBackward) {
     mha::AttentionConfig b = tuned(
         "bwd", s, causal, backwardSpace(s.D),
         [&](const mha::AttentionConfig &x) {
           return mha::backwardKernel(s.B, s.H, s.S, s.D, causal, x);
         },
         {&Q, &K, &V, &dO, &lse, &delta, &dQ}, backwardText);
-    c.fwdBlockM = f.fwdBlockM, c.fwdBlockN = f.fwdBlockN, c.fwdThreads = f.fwdThreads,
-    c.fwdStages = f.fwdStages, c.fwdWgmma = f.fwdWgmma;
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged;
   }
@@ -170,7 +175,10 @@ void run(const Shape &s, bool causal) {
               s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs,
               flops / fwdMs * 1e-9, 2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
               bwd.binary().fragmentLayout.c_str(), forwardText(c).c_str(), backwardText(c).c_str(),
-              autotuneConfigs ? "true" : "false");
+              autotuneForward && autotuneBackward ? "\"both\""
+              : autotuneForward                   ? "\"forward\""
+              : autotuneBackward                  ? "\"backward\""
+                                                  : "false");
   std::fflush(stdout);
 }
 
@@ -180,8 +188,9 @@ int main(int argc, char **argv) {
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--autotune") {
-      autotuneConfigs = true;
+    if (arg == "--autotune" || arg == "--autotune=forward" || arg == "--autotune=backward") {
+      autotuneForward = arg != "--autotune=backward";
+      autotuneBackward = arg != "--autotune=forward";
       continue;
     }
     if ((arg == "--fwd" || arg == "--bwd" || arg == "--bwd-staged") && i + 1 < argc) {
@@ -194,9 +203,9 @@ int main(int argc, char **argv) {
     }
     Shape s{};
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
-      std::fprintf(stderr,
-                   "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] [--autotune] "
-                   "[B,H,S,D ...]\n");
+      std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
+                           "[--autotune[=forward|backward]] "
+                           "[B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);
