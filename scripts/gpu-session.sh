@@ -20,8 +20,8 @@
 #                                                                -> sweep.jsonl
 #   mha-autotune  tl-bench-gpu --autotune: tl::autotune picks the forward's and
 #             the backward's configurations per shape (bench's shapes and D = 256),
-#             every candidate's time printed; then the peers on the D = 256
-#             shapes (bench has the others)                 -> mha-autotune.jsonl
+#             every candidate's time printed; then the peers on the same
+#             shapes                                        -> mha-autotune.jsonl
 #   gemm      tl-bench-gemm (autotuned; wgmma, TMA, a producer warpgroup; without it
 #             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
 #             (TLC_WGMMA=0) at the best configurations) and
@@ -103,8 +103,9 @@ for part in "$@"; do
   mha-autotune)
     ./bin/tl-bench-gpu --autotune "${shapes[@]}" 16,16,1024,256 4,16,4096,256 2>&1 |
       tee "$out/mha-autotune.jsonl"
-    python3 sdpa_peer.py --shape 16,16,1024,256 --shape 4,16,4096,256 2>&1 |
-      tee -a "$out/mha-autotune.jsonl" ;;
+    args=(--shape 16,16,1024,256 --shape 4,16,4096,256)
+    for s in "${shapes[@]}"; do args+=(--shape "$s"); done
+    python3 sdpa_peer.py "${args[@]}" 2>&1 | tee -a "$out/mha-autotune.jsonl" ;;
   gemm)
     gemm_shapes=(4096,4096,4096 8192,8192,8192 128,4096,4096 1024,4096,4096 128,8192,8192)
     configs=()
