@@ -17,8 +17,9 @@ namespace tl::kernels::mha {
 /// `num_stages` is the key/value loop's T.Pipelined num_stages (the
 /// reference's 0: a plain loop; s >= 1: loads issued s iterations ahead).
 /// `allow_wgmma` lets sm_90a run the two gemms as wgmma (Q K^T from shared
-/// memory, P V with P from registers); off, they stay on mma.sync, which the
-/// H200 measured faster for this program (results/2026-12-01-h200-gemm-targets.md).
+/// memory, P V with P from registers); off, they stay on mma.sync. Which is
+/// faster depends on the blocks: tunedConfig takes wgmma on sm_90a with the
+/// blocks the autotuner chose for it (results/2026-12-01-h200-mha-autotune.md).
 dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
                            bool allow_wgmma = false);
