@@ -30,7 +30,9 @@
 #             and torch's copy (copy_peer.py) on the same shapes -> copy.jsonl
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
-#             producer-warpgroup test, and the tile copy's test                           -> sanitize-gemm.log
+#             producer-warpgroup test, its use_swizzle test, the RS wgmma
+#             two-gemm test, the tile copy's test and the tuned attention
+#             configurations (the wgmma forward)          -> sanitize-gemm.log
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
@@ -141,7 +143,8 @@ for part in "$@"; do
   sanitize-gemm)
     for tool in memcheck racecheck synccheck; do
       echo "--- $tool" | tee -a "$out/sanitize-gemm.log"
-      for test in "gemm kernel: transposes*" "gemm kernel: TMA*" "[copy]"; do
+      for test in "gemm kernel: transposes*" "gemm kernel: TMA*" "gemm kernel: use_swizzle*" \
+        "gemm with A from registers*" "[copy]" "MHA in the tuned configurations*"; do
         compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$test" 2>&1 |
           tail -4 | tee -a "$out/sanitize-gemm.log"
       done
