@@ -270,7 +270,7 @@ std::string emitGPUStage(const ModuleHandle &program, const std::string &arch,
     runPipelineOrThrow(*module,
                        [&](OpPassManager &pm) {
                          if (stage == "planned")
-                           buildGPUPlanning(pm);
+                           buildGPUPlanning(pm, pipeline);
                          else
                            buildGPULowering(pm, pipeline);
                        },
