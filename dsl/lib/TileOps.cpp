@@ -172,6 +172,14 @@ Attribute layoutAttr(ProgramImpl &p, const Buffer &buffer, const Layout &layout,
   return tl::IndexMapLayoutAttr::get(ctx, map, physicalShape);
 }
 
+/// The kernel the author's code is in.
+KernelOp enclosingKernel(ProgramImpl &p) {
+  Operation *kernel = p.builder.getInsertionBlock()->getParentOp();
+  while (kernel && !isa<KernelOp>(kernel))
+    kernel = kernel->getParentOp();
+  return cast<KernelOp>(kernel);
+}
+
 } // namespace
 
 Buffer alloc_shared(std::vector<std::int64_t> shape, DType dtype, SourceLoc loc) {
@@ -194,15 +202,18 @@ void annotate_layout(const Buffer &buffer, const Layout &layout, SourceLoc loc) 
 
 void use_swizzle(int panel_size, SourceLoc loc) {
   ProgramImpl &p = activeProgram("use_swizzle", loc);
-  auto kernel = p.builder.getInsertionBlock()->getParentOp();
-  while (kernel && !isa<KernelOp>(kernel))
-    kernel = kernel->getParentOp();
-  auto op = cast<KernelOp>(kernel);
+  KernelOp op = enclosingKernel(p);
   if (op.getGrid().size() < 2)
     fail(loc, "use_swizzle needs a 2-D or 3-D grid: it orders blocks along y within x");
   if (panel_size < 1)
     fail(loc, fmt::format("use_swizzle's panel_size must be at least 1, got {}", panel_size));
   tlDialect(op).getSwizzlePanelAttrHelper().setAttr(op, p.builder.getI64IntegerAttr(panel_size));
+}
+
+void use_producer_warpgroup(SourceLoc loc) {
+  ProgramImpl &p = activeProgram("use_producer_warpgroup", loc);
+  KernelOp op = enclosingKernel(p);
+  tlDialect(op).getProducerWarpgroupAttrHelper().setAttr(op, p.builder.getUnitAttr());
 }
 
 void copy(const Region &src, const Region &dst, SourceLoc loc) {

@@ -87,7 +87,7 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
   BlockSizes b =
       config.fwdBlockM ? BlockSizes{config.fwdBlockM, config.fwdBlockN} : forwardBlocks(dim);
   return flashattn_fwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
-                       config.fwdThreads, config.fwdStages, config.fwdWgmma);
+                       config.fwdThreads, config.fwdStages, config.fwdWgmma, config.fwdProducer);
 }
 
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,

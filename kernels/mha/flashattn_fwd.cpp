@@ -11,7 +11,8 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
-                      int block_N, int threads, int num_stages, bool allow_wgmma) {
+                      int block_N, int threads, int num_stages, bool allow_wgmma,
+                      bool producer_warpgroup) {
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
@@ -44,6 +45,8 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
       bx = Expr(query_blocks - 1) - floordiv(block_x, group);
       by = block_y * group + block_x % group;
     }
+    if (producer_warpgroup)
+      use_producer_warpgroup();
     Buffer Q_shared = alloc_shared({block_M, dim}, dtype);
     Buffer K_shared = alloc_shared({block_N, dim}, dtype);
     Buffer V_shared = alloc_shared({block_N, dim}, dtype);

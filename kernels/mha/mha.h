@@ -20,9 +20,11 @@ namespace tl::kernels::mha {
 /// memory, P V with P from registers); off, they stay on mma.sync. Which is
 /// faster depends on the blocks: tunedConfig takes wgmma on sm_90a with the
 /// blocks the autotuner chose for it (results/2026-12-01-h200-mha-autotune.md).
+/// `producer_warpgroup` asks for use_producer_warpgroup: on sm_90a, with
+/// wgmma and K and V loaded by TMA, one more warpgroup issues the loads.
 dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
-                           bool allow_wgmma = false);
+                           bool allow_wgmma = false, bool producer_warpgroup = false);
 
 /// Delta = rowsum(O * dO)               (out_idx = [2])
 dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,

@@ -172,3 +172,68 @@ func.func @small_tiles(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: mem
   }
   return
 }
+
+// -----
+
+// use_producer_warpgroup (tl.producer_warpgroup on the kernel): a TMA loop
+// whose gemm's accumulator is read in the loop (no wgmma in flight), in a
+// kernel of 48 KiB, gets a producer warpgroup anyway. Each consumer releases
+// the copy it used at the end of its own iteration, and the producer waits
+// for the release of round - 1 (no last-copy adjustment); tl-check-sync's
+// phase proof runs on the result.
+
+// PLAN-LABEL: func.func @requested
+// PLAN: tl.pipelined {{.*}} stages 1 attributes {tl.tma_loads, tl.warp_specialized} {
+// CHECK-LABEL: gpu.func @requested
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// The consumers release (k - start + 0) % C at the end of iteration k.
+// CHECK: scf.for %[[K:.*]] = %[[KSTART:.*]] to
+// CHECK: %[[SUM:.*]] = arith.addi %{{[0-9]+}}, %c0{{(_[0-9]+)?}} : index
+// CHECK-NEXT: arith.remui %[[SUM]]
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NEXT: }
+// The producer: the slot, the round, parity (round + 1) & 1.
+// CHECK: scf.for %[[J:.*]] = %[[START:.*]] to
+// CHECK-NEXT: %[[USED:.*]] = arith.subi %[[J]], %[[START]]
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.remui %[[USED]]
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: %[[ROUND:.*]] = arith.divui %[[USED]]
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[ROUND]]
+// CHECK-NEXT: arith.andi %[[NEXT]], %[[ONE]]
+// CHECK-NOT: arith.select
+// CHECK: nvvm.mbarrier.try_wait.parity
+
+func.func @requested(%A: memref<64x256xf16>, %B: memref<256x128xf16>, %C: memref<64x128xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 attributes {tl.producer_warpgroup} {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x128xf32, #tl.scope<fragment>>
+    %o = tl.alloc_fragment : memref<64x128xf32, #tl.scope<fragment>>
+    tl.fill %o, %zero : memref<64x128xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c4 stages 1 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %A[%c0, %k0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x256xf16> to memref<64x64xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<256x128xf16> to memref<64x128xf16, #tl.scope<shared>>
+      tl.fill %c, %zero : memref<64x128xf32, #tl.scope<fragment>>, f32
+      tl.gemm %a, %b, %c : memref<64x64xf16, #tl.scope<shared>>, memref<64x128xf16, #tl.scope<shared>>, memref<64x128xf32, #tl.scope<fragment>>
+      tl.parallel [64, 128] {
+      ^bb0(%i: index, %j: index):
+        %x = memref.load %c[%i, %j] : memref<64x128xf32, #tl.scope<fragment>>
+        %y = memref.load %o[%i, %j] : memref<64x128xf32, #tl.scope<fragment>>
+        %s = arith.addf %x, %y : f32
+        memref.store %s, %o[%i, %j] : memref<64x128xf32, #tl.scope<fragment>>
+      }
+    }
+    tl.copy %o[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tl.scope<fragment>> to memref<64x128xf32>
+  }
+  return
+}

@@ -90,6 +90,22 @@ TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha]
   checkMHA(1, 2, 200, 64, true, mha::tunedConfig(64, true, 16384));
 }
 
+TEST_CASE("MHA forward with a producer warpgroup loading K and V (use_producer_warpgroup)",
+          "[mha][small]") {
+  // On sm_90a the forward's gemms take wgmma, K and V come by TMA, and one
+  // more warpgroup issues them (the consumers release each copy at the end of
+  // their iteration); elsewhere the request changes nothing.
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      mha::AttentionConfig config = mha::tunedConfig(dim, causal);
+      config.fwdWgmma = config.fwdProducer = true;
+      if (dim != 256)
+        config.fwdStages = 2; // three rotating copies of K and V
+      checkMHA(1, 2, 256, dim, causal, config);
+      checkMHA(1, 2, 200, dim, causal, config); // ragged: boxes past the end read zeros
+    }
+}
+
 TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)",
           "[mha][small]") {
   for (auto [blockM, blockN, threads] : {std::tuple{64, 32, 128}, std::tuple{128, 64, 256}}) {

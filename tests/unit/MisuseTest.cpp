@@ -358,6 +358,13 @@ TEST_CASE("use_swizzle on a 1-D grid, or with a panel of 0", "[misuse]") {
   }, line, "use_swizzle's panel_size must be at least 1, got 0", kFile);
 }
 
+TEST_CASE("use_producer_warpgroup outside a kernel", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    line = __LINE__; use_producer_warpgroup();
+  }, line, "use_producer_warpgroup must be called inside a kernel body", kFile);
+}
+
 TEST_CASE("more than 1024 threads", "[misuse]") {
   int line = 0;
   expectError([&] {

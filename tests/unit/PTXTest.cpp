@@ -219,6 +219,34 @@ TEST_CASE("a gemm with A from registers: RS wgmma on sm_90a, clean ptxas", "[ptx
   fs::remove_all(dir);
 }
 
+TEST_CASE("the attention forward with a producer warpgroup: sm_90a, clean ptxas", "[ptx]") {
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  fs::path dir = fs::temp_directory_path() / ("tl-producer-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // (dim, block_M, threads, stages): one consumer warpgroup at D = 64 and
+  // 128, two at 256 (then setmaxnreg moves registers to them).
+  const std::array<int, 4> configs[] = {{64, 64, 128, 2}, {128, 64, 128, 2}, {256, 128, 256, 1}};
+  for (auto [dim, blockM, threads, stages] : configs)
+    for (bool causal : {false, true}) {
+      INFO("D=" << dim << " causal=" << causal);
+      tl::GPUBinary binary =
+          tl::compileForGPU(mha::flashattn_fwd(2, 4, 1000, dim, causal, blockM, 64, threads, stages,
+                                               /*allow_wgmma=*/true, /*producer_warpgroup=*/true),
+                            "sm_90a");
+      CHECK(binary.fragmentLayout == "wgmma");
+      CHECK(binary.threads == threads + 128); // the producer warpgroup
+      CHECK(binary.ptx.find("cp.async.bulk.tensor.4d.shared::cluster.global") != std::string::npos);
+      CHECK((binary.ptx.find("setmaxnreg") != std::string::npos) == (threads > 128));
+      if (!fs::exists(ptxas))
+        continue;
+      auto [status, output] = assemble(ptxas, binary.ptx, "sm_90a", dir, "producer_fwd");
+      INFO(output);
+      REQUIRE(status == 0);
+      CHECK(tl::slowPathNotes(output).empty());
+    }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("the slow-path notes of a ptxas report: spills, C75xx notes, warnings", "[ptx]") {
   std::string clean = "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
                       "ptxas info    : Function properties for k\n"

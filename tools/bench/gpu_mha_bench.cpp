@@ -42,10 +42,11 @@ int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS
 bool bwdStagedOverride = false;                         // --bwd-staged: flashattn_bwd_staged
 bool autotuneForward = false, autotuneBackward = false; // --autotune[=forward|backward]
 
-mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false) {
+mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
+                         bool producer = false) {
   mha::AttentionConfig c;
   c.fwdBlockM = m, c.fwdBlockN = n, c.fwdThreads = threads, c.fwdStages = stages;
-  c.fwdWgmma = wgmma;
+  c.fwdWgmma = wgmma, c.fwdProducer = producer;
   return c;
 }
 
@@ -57,22 +58,42 @@ mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = tr
 }
 
 /// The forward configurations --autotune tries for a head dim: those the
-/// earlier sweeps measured best or close (results/), and the forward with its
-/// gemms on wgmma (RS for P V), which they measured 0.84-1.14x of mma.sync.
+/// earlier sweeps measured best or close (results/), the forward with its
+/// gemms on wgmma (RS for P V), and that with a producer warpgroup loading K
+/// and V (use_producer_warpgroup; not yet measured).
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
-    return {fwd(128, 64, 128, 1),       fwd(64, 64, 128, 1),         fwd(128, 64, 256, 1),
-            fwd(128, 32, 256, 1),       fwd(64, 64, 128, 2),         fwd(64, 32, 128, 1),
-            fwd(128, 64, 128, 1, true), fwd(128, 128, 256, 1, true), fwd(128, 64, 256, 1, true),
-            fwd(64, 64, 128, 1, true)};
+    return {fwd(128, 64, 128, 1),
+            fwd(64, 64, 128, 1),
+            fwd(128, 64, 256, 1),
+            fwd(128, 32, 256, 1),
+            fwd(64, 64, 128, 2),
+            fwd(64, 32, 128, 1),
+            fwd(128, 64, 128, 1, true),
+            fwd(128, 128, 256, 1, true),
+            fwd(128, 64, 256, 1, true),
+            fwd(64, 64, 128, 1, true),
+            fwd(64, 64, 128, 2, true, true),
+            fwd(64, 64, 128, 3, true, true)};
   if (D == 128)
-    return {fwd(128, 32, 128, 1),        fwd(128, 64, 128, 1),       fwd(64, 64, 128, 1),
-            fwd(128, 64, 256, 1),        fwd(128, 32, 256, 1),       fwd(64, 32, 128, 1),
-            fwd(128, 32, 128, 1, true),  fwd(128, 64, 128, 1, true), fwd(128, 64, 256, 1, true),
-            fwd(128, 128, 256, 1, true), fwd(128, 64, 256, 2, true), fwd(64, 64, 128, 1, true)};
-  return {fwd(128, 64, 256, 1),      fwd(64, 64, 128, 1),        fwd(128, 32, 256, 1),
-          fwd(64, 32, 128, 2),       fwd(128, 64, 256, 1, true), fwd(64, 64, 128, 1, true),
-          fwd(128, 32, 256, 1, true)};
+    return {fwd(128, 32, 128, 1),
+            fwd(128, 64, 128, 1),
+            fwd(64, 64, 128, 1),
+            fwd(128, 64, 256, 1),
+            fwd(128, 32, 256, 1),
+            fwd(64, 32, 128, 1),
+            fwd(128, 32, 128, 1, true),
+            fwd(128, 64, 128, 1, true),
+            fwd(128, 64, 256, 1, true),
+            fwd(128, 128, 256, 1, true),
+            fwd(128, 64, 256, 2, true),
+            fwd(64, 64, 128, 1, true),
+            fwd(64, 64, 128, 2, true, true),
+            fwd(64, 64, 128, 3, true, true)};
+  return {fwd(128, 64, 256, 1),       fwd(64, 64, 128, 1),
+          fwd(128, 32, 256, 1),       fwd(64, 32, 128, 2),
+          fwd(128, 64, 256, 1, true), fwd(64, 64, 128, 1, true),
+          fwd(128, 32, 256, 1, true), fwd(128, 64, 256, 1, true, true)};
 }
 
 /// The backward main kernel's configurations --autotune tries for a head dim
@@ -90,7 +111,7 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
 std::string forwardText(const mha::AttentionConfig &c) {
   return std::to_string(c.fwdBlockM) + "x" + std::to_string(c.fwdBlockN) + "/" +
          std::to_string(c.fwdThreads) + "/s" + std::to_string(c.fwdStages) +
-         (c.fwdWgmma ? " wgmma" : "");
+         (c.fwdWgmma ? " wgmma" : "") + (c.fwdProducer ? " producer" : "");
 }
 
 std::string backwardText(const mha::AttentionConfig &c) {

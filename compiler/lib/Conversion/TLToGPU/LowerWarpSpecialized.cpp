@@ -8,13 +8,16 @@
 //   full[c]   arrival count 1: the producer arms it with the iteration's
 //             bytes (expect_tx) and the boxes complete it;
 //   empty[c]  arrival count T: each consumer arrives once it is done with
-//             the copy, i.e. once the wgmma batch that read it has completed
-//             (the gemm's wait_group 1 in the next iteration).
+//             the copy: with wgmma batches in flight, once the batch that
+//             read it has completed (the gemm's wait_group 1 in the next
+//             iteration), so at the end of the next iteration; otherwise at
+//             the end of its own iteration.
 // Iteration k uses copy (k - start) % C; its n-th use ((k - start) / C)
 // completes phase n of full, which the consumers wait for with parity n & 1;
 // the producer reuses a copy after its previous use was released (a phase
 // of empty, counted in lowerWarpSpecialized). No block-wide barrier remains
 // in the loop: producer and consumers only meet on the mbarriers.
+// (tl-check-sync proves these phases on the lowered kernel.)
 //
 // The producer is a whole warpgroup (setmaxnreg works on warpgroups): it
 // gives its registers up (setmaxnreg.dec to kProducerRegisters) and the
@@ -89,13 +92,16 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
     Value slot = arith::RemUIOp::create(b, loc, used, index(b, loc, copies));
     Value round = arith::DivUIOp::create(b, loc, used, index(b, loc, copies));
     // The phase of empty[slot] that released iteration j - C: round - 1, but
-    // round for the last copy, whose phase 0 the first iteration completes
-    // (see the release below). Phase -1 (parity 1) of a fresh mbarrier counts
-    // as complete: the first round waits for nothing.
-    Value last =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, index(b, loc, copies - 1));
-    Value phase = arith::AddIOp::create(
-        b, loc, round, arith::SelectOp::create(b, loc, last, index(b, loc, 1), index(b, loc, 0)));
+    // with wgmma in flight round for the last copy, whose phase 0 the first
+    // iteration completes (see the release below). Phase -1 (parity 1) of a
+    // fresh mbarrier counts as complete: the first round waits for nothing.
+    Value phase = round;
+    if (plan.wgmmaInFlight) {
+      Value last =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, index(b, loc, copies - 1));
+      phase = arith::AddIOp::create(
+          b, loc, round, arith::SelectOp::create(b, loc, last, index(b, loc, 1), index(b, loc, 0)));
+    }
     Value parity = arith::IndexCastOp::create(
         b, loc, b.getI32Type(),
         arith::AndIOp::create(b, loc, arith::AddIOp::create(b, loc, phase, index(b, loc, 1)),
@@ -115,20 +121,22 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
   waitTmaIteration(loc, k, start, copies, full);
   for (CopyOp copy : plan.copies)
     rewriter.eraseOp(copy);
-  loopBody.walk([&](GemmOp gemm) { wgmmaInFlight.insert(gemm); });
-  // The previous iteration's copy is free once this iteration's gemm has
-  // waited for all but its own batch: the release closes the body. The
-  // first iteration releases the copy of iteration start - 1, i.e. the last
-  // one's phase 0 (the producer counts it): with no condition on k, which
-  // LLVM would peel the first iteration for, materialising the accumulators'
-  // initial values between wgmma.fence and the first wgmma (ptxas then
-  // serialises: C7519).
+  if (plan.wgmmaInFlight)
+    loopBody.walk([&](GemmOp gemm) { wgmmaInFlight.insert(gemm); });
+  // With wgmma in flight, the previous iteration's copy is free once this
+  // iteration's gemm has waited for all but its own batch: the release
+  // closes the body. The first iteration releases the copy of iteration
+  // start - 1, i.e. the last one's phase 0 (the producer counts it): with no
+  // condition on k, which LLVM would peel the first iteration for,
+  // materialising the accumulators' initial values between wgmma.fence and
+  // the first wgmma (ptxas then serialises: C7519). Otherwise every gemm has
+  // waited for its batch by the body's end: it releases its own copy.
   rewriter.setInsertionPoint(loopBody.getTerminator());
-  Value slot =
-      arith::RemUIOp::create(b, loc,
-                             arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, k, start),
-                                                   index(b, loc, copies - 1)),
-                             index(b, loc, copies));
+  Value slot = arith::RemUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, k, start),
+                            index(b, loc, plan.wgmmaInFlight ? copies - 1 : 0)),
+      index(b, loc, copies));
   NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(), mbarrierAddress(loc, empty, slot),
                                  /*count=*/Value());
   rewriter.setInsertionPointAfter(loop);

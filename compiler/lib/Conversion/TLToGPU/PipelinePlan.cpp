@@ -241,12 +241,15 @@ void leavesOutside(Value value, Block &body, SmallVectorImpl<Value> &leaves, int
     leavesOutside(operand, body, leaves, depth + 1);
 }
 
-/// See PipelinePlan.h: a TMA loop with its wgmma batches in flight, directly
-/// in the kernel body, whose bounds and load offsets a producer warpgroup can
+/// See PipelinePlan.h: a TMA loop with its wgmma batches in flight (any TMA
+/// loop where the kernel asks for a producer warpgroup), directly in the
+/// kernel body, whose bounds and load offsets a producer warpgroup can
 /// compute at the kernel's start, and whose tiles no op before it touches
-/// (the producer loads while the consumers run what precedes the loop).
+/// (the producer loads while the consumers run what precedes the loop; a
+/// tile they use before it must live through it, so that no rotating tile
+/// shares its bytes).
 bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &plan,
-                       const llvm::DenseMap<Value, int64_t> &buffers) {
+                       const llvm::DenseMap<Value, int64_t> &buffers, bool requested) {
   // The producer warpgroup's registers are allocated at launch: a kernel
   // whose shared memory lets two blocks share an SM would lose one (measured
   // on the H200: 128x128x32 tiles, 3 stages, 64 KiB, went from 550 to 406
@@ -258,9 +261,9 @@ bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &pl
     bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8 *
              std::max<int64_t>(1, buffers.lookup(alloc.getResult()));
   });
-  if (2 * bytes <= sharedMemoryLimit("sm_90a"))
+  if (!requested && 2 * bytes <= sharedMemoryLimit("sm_90a"))
     return false;
-  if (!plan.tmaLoads || !plan.wgmmaInFlight || plan.afterEntryCopies ||
+  if (!plan.tmaLoads || !(plan.wgmmaInFlight || requested) || plan.afterEntryCopies ||
       loop->getParentOp() != kernel.getOperation() || kernel.getThreads() + 128 > 1024 ||
       !atKernelStart(loop.getStart(), kernel) || !atKernelStart(loop.getEnd(), kernel))
     return false;
@@ -271,12 +274,18 @@ bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &pl
       leavesOutside(offset, body, leaves);
   if (!llvm::all_of(leaves, [&](Value leaf) { return atKernelStart(leaf, kernel); }))
     return false;
+  llvm::SmallPtrSet<Value, 4> rotating;
+  for (CopyOp copy : plan.copies)
+    rotating.insert(copy.getDst());
   bool untouchedBefore = true;
   kernel.walk([&](AllocSharedOp alloc) {
+    bool before = false, inLoop = false;
     for (Operation *user : alloc.getResult().getUsers()) {
       Operation *top = kernel.getBody().front().findAncestorOpInBlock(*user);
-      untouchedBefore &= !top || top == loop.getOperation() || loop->isBeforeInBlock(top);
+      before |= top && top != loop.getOperation() && top->isBeforeInBlock(loop);
+      inLoop |= top == loop.getOperation();
     }
+    untouchedBefore &= !before || (requested && inLoop && !rotating.contains(alloc.getResult()));
   });
   return untouchedBefore;
 }
@@ -347,15 +356,25 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts,
       }
     if (plan.copies.empty())
       return;
-    for (auto [copy, bytes] : entryCopies(loop, func, layouts)) {
-      plans.entryCopies[copy.getOperation()] = bytes;
-      plan.afterEntryCopies = true;
-    }
+    auto entry = entryCopies(loop, func, layouts);
+    plan.afterEntryCopies = !entry.empty();
     plan.wgmmaInFlight = keepsWgmmaInFlight(kernel, loop, plan);
     plan.tmaLoads =
         tma && llvm::all_of(plan.copies, [&](CopyOp copy) { return tmaCapable(copy, tmaTargets); });
+    // Asked for a producer warpgroup, the copies before the loop stay
+    // synchronous (or become TMA copies) rather than entry copies the
+    // loop's first iteration waits for.
+    bool requested = tlDialect(kernel).getProducerWarpgroupAttrHelper().isAttrPresent(kernel);
+    PipelinePlan specializedPlan = plan;
+    specializedPlan.afterEntryCopies &= !requested;
     plan.warpSpecialized =
-        warpSpecialize && !specialized && warpSpecializable(kernel, loop, plan, plans.buffers);
+        warpSpecialize && !specialized &&
+        warpSpecializable(kernel, loop, specializedPlan, plans.buffers, requested);
+    if (plan.warpSpecialized)
+      plan.afterEntryCopies = specializedPlan.afterEntryCopies;
+    if (plan.afterEntryCopies)
+      for (auto [copy, bytes] : entry)
+        plans.entryCopies[copy.getOperation()] = bytes;
     specialized |= plan.warpSpecialized;
     plans.loops[loop.getOperation()] = std::move(plan);
   });

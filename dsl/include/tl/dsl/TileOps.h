@@ -26,6 +26,15 @@ void annotate_layout(const Buffer &buffer, const Layout &layout,
 /// grid; the blocks' work is unchanged (the CPU backend ignores it).
 void use_swizzle(int panel_size, SourceLoc loc = SourceLoc::current());
 
+/// On sm_90a, a pipelined loop of this kernel whose copies go by TMA gets a
+/// producer warpgroup (warp specialisation): one more warpgroup issues every
+/// iteration's tiles while the kernel's own threads compute, meeting them only
+/// on mbarriers. Without it the compiler does so only for loops it judges
+/// worth it (wgmma kept in flight, tiles over half the shared memory); a
+/// request for a loop that cannot take one (no TMA loads, another target,
+/// the CPU backend) changes nothing.
+void use_producer_warpgroup(SourceLoc loc = SourceLoc::current());
+
 /// Copies src to dst (either may be a whole buffer or a subscripted region);
 /// converts between float types.
 void copy(const Region &src, const Region &dst, SourceLoc loc = SourceLoc::current());

@@ -35,8 +35,10 @@ def TL_Dialect : Dialect {
     // func.func arguments: a parameter's name and whether it is an output.
     "::mlir::StringAttr":$name,
     "::mlir::UnitAttr":$output,
-    // On a tl.kernel: use_swizzle's panel (block rows walked before x moves).
+    // On a tl.kernel: use_swizzle's panel (block rows walked before x moves),
+    // and use_producer_warpgroup's request.
     "::mlir::IntegerAttr":$swizzle_panel,
+    "::mlir::UnitAttr":$producer_warpgroup,
     // The lowered kernel (gpu.func), for the runtime.
     "::mlir::DenseI64ArrayAttr":$grid,
     "::mlir::IntegerAttr":$threads,
