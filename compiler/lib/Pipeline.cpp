@@ -80,6 +80,7 @@ void buildGPUPlanning(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   InferFragmentLayoutsOptions layouts;
   layouts.wgmma = options.wgmma;
   pm.addPass(createInferFragmentLayouts(layouts));
+  pm.addPass(createMarkUnitRescales());
   PlanPipelinesOptions pipelines;
   pipelines.tma = options.tma;
   pipelines.warpSpecialize = options.warpSpecialize;

@@ -45,6 +45,19 @@ def InferFragmentLayouts : Pass<"tl-infer-layouts", "::mlir::ModuleOp"> {
   ];
 }
 
+def MarkUnitRescales : Pass<"tl-mark-unit-rescales", "::mlir::ModuleOp"> {
+  let summary = "Mark online softmax's rescales, which the GPU lowering skips when every factor is 1";
+  let description = [{
+    A tl.parallel that is `acc[i, j] = acc[i, j] * scale[i]`, with acc in an
+    mma or wgmma accumulator layout and scale in the matching row layout (as
+    tl-infer-layouts recorded them), gets `tl.unit_rescale`. convert-tl-to-gpu
+    then runs its unrolled body only when some lane of the warp holds a factor
+    other than 1 (vote.any): online softmax's rescale, once each row's maximum
+    has settled, costs a vote instead of a multiply per accumulator element.
+    Exact either way. Runs after tl-infer-layouts.
+  }];
+}
+
 def PlanPipelines : Pass<"tl-plan-pipelines", "::mlir::ModuleOp"> {
   let summary = "Choose which copies of pipelined loops go asynchronous";
   let description = [{

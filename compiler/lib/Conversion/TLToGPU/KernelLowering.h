@@ -460,13 +460,7 @@ private:
   /// parallel loop: one indexed by all the loop's indices if there is one.
   Value drivingFragment(ParallelOp op);
 
-  /// The row factor s of a rescale loop `X(i, j) = X(i, j) * s(i)` (either
-  /// operand order; f32), with X an Mma accumulator and s a row fragment of
-  /// it; null for any other loop. Online softmax rescales its output so each
-  /// iteration, by exp2(old max - new max): 1 for every row whose max held.
-  Value rowScaleFactor(ParallelOp op);
-
-  /// For a rescale loop (rowScaleFactor): a guard that skips the multiplies
+  /// For a rescale loop (tl.unit_rescale, unitRescaleFactor): a guard that skips the multiplies
   /// when every factor the warp holds is exactly 1 (x * 1 == x), decided by a
   /// warp vote so that the branch stays uniform. Returns the guard; the
   /// caller emits the loop in its then-block.

@@ -3,10 +3,12 @@
 // tl.parallel: one copy of the body per element a thread owns of the loop's
 // driving fragment (unrolled for Mma layouts), or spread over the threads;
 // the unrolled code then shares divisors and pairs column stores, and an
-// online-softmax rescale is skipped when every factor is 1.
+// online-softmax rescale (tl.unit_rescale, UnitRescale.cpp) is skipped when
+// every factor is 1.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
+#include "UnitRescale.h"
 
 namespace tl::gpu_lowering {
 
@@ -43,39 +45,6 @@ Value KernelLowering::drivingFragment(ParallelOp op) {
       driver = buffer;
   });
   return driver;
-}
-
-Value KernelLowering::rowScaleFactor(ParallelOp op) {
-  Block &body = op.getBody().front();
-  if (body.getNumArguments() != 2)
-    return Value();
-  SmallVector<Operation *> ops;
-  for (Operation &inner : body)
-    if (!inner.hasTrait<OpTrait::IsTerminator>())
-      ops.push_back(&inner);
-  if (ops.size() != 4)
-    return Value();
-  Value i = body.getArgument(0), j = body.getArgument(1);
-  auto store = dyn_cast<memref::StoreOp>(ops[3]);
-  auto mul = dyn_cast<arith::MulFOp>(ops[2]);
-  if (!store || !mul || store.getValue() != mul.getResult() || !mul.getType().isF32() ||
-      store.getIndices() != ValueRange{i, j} || !isFragment(store.getMemRef()))
-    return Value();
-  Value target = store.getMemRef(), scale;
-  for (Value operand : {mul.getLhs(), mul.getRhs()}) {
-    auto load = operand.getDefiningOp<memref::LoadOp>();
-    if (!load || !llvm::is_contained(ops, load.getOperation()) || !isFragment(load.getMemRef()))
-      return Value();
-    if (load.getMemRef() == target && load.getIndices() == ValueRange{i, j})
-      continue;
-    if (load.getIndices() != ValueRange{i})
-      return Value();
-    scale = load.getMemRef();
-  }
-  if (!scale || fragments.find(target)->second.layout.kind != FragmentLayout::Kind::Mma ||
-      fragments.find(scale)->second.layout.kind != FragmentLayout::Kind::MmaRow)
-    return Value();
-  return scale;
 }
 
 scf::IfOp KernelLowering::skipUnitScale(Location loc, Value scale) {
@@ -117,7 +86,9 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
   if (Value driver = drivingFragment(op)) {
     const FragmentLayout &layout = fragments.find(driver)->second.layout;
     std::optional<OpBuilder::InsertionGuard> afterSkip;
-    if (Value scale = rowScaleFactor(op)) {
+    Value scale = tlDialect(op).getUnitRescaleAttrHelper().isAttrPresent(op) ? unitRescaleFactor(op)
+                                                                             : Value();
+    if (scale) {
       scf::IfOp skip = skipUnitScale(loc, scale);
       afterSkip.emplace(rewriter);
       rewriter.setInsertionPoint(skip.thenBlock()->getTerminator());

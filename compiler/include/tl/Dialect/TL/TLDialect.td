@@ -47,6 +47,9 @@ def TL_Dialect : Dialect {
     // the gpu.func); a fragment layout attribute on each tl.alloc_fragment.
     "::mlir::StringAttr":$fragment_layout,
     "::mlir::Attribute":$layout,
+    // tl-mark-unit-rescales: on a tl.parallel, that it is online softmax's
+    // rescale of an accumulator by a per-row factor.
+    "::mlir::UnitAttr":$unit_rescale,
     // tl-plan-pipelines: on a tl.copy issued asynchronously, the bytes each
     // thread moves a piece (4, 8, 16); on a shared tile, its rotating copies;
     // on a tl.pipelined loop, that it waits for the entry copies before it,
