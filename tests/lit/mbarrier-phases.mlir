@@ -277,7 +277,7 @@ gpu.module @kernels {
         %empty = llvm.inttoptr %eo : i32 to !llvm.ptr<3>
         %cbit = arith.remui %round, %c2 : index
         %cp = arith.index_cast %cbit : index to i32
-        // expected-error @+1 {{waits on the mbarrier at shared byte 0 before its initialisation is visible to these threads (threads 1..31) (when its loop runs 1 iteration from index 0)}}
+        // expected-error @+1 {{waits on the mbarrier at shared byte 0 before its initialisation is visible to these threads, or after its invalidation (threads 1..31) (when its loop runs 1 iteration from index 0)}}
         nvvm.mbarrier.try_wait.parity %full, %cp, %ticks : !llvm.ptr<3>, i32, i32
         nvvm.mbarrier.arrive %empty : !llvm.ptr<3>
       }
@@ -420,6 +420,86 @@ gpu.module @kernels {
       // expected-note @+2 {{thread 0 waits at barrier 1}}
       // expected-note @+1 {{threads 1..31 wait at barrier 1}}
       nvvm.barrier id = %id number_of_threads = %sixty_four
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// An mbarrier initialised again while valid (no mbarrier.inval between), and
+// one invalidated in the middle of a phase.
+gpu.module @kernels {
+  gpu.func @init_twice() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %tid = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %i0 = arith.constant 0 : i32
+    %one = arith.constant 1 : i32
+    %ticks = arith.constant 1000 : i32
+    %bar = llvm.inttoptr %i0 : i32 to !llvm.ptr<3>
+    %first = arith.cmpi eq, %tid, %c0 : index
+    scf.if %first {
+      nvvm.mbarrier.init %bar, %one : !llvm.ptr<3>, i32
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+      nvvm.mbarrier.try_wait.parity %bar, %i0, %ticks : !llvm.ptr<3>, i32, i32
+      // expected-error @+1 {{the mbarrier at shared byte 0 is initialised again while valid (mbarrier.inval first) (thread 0)}}
+      nvvm.mbarrier.init %bar, %one : !llvm.ptr<3>, i32
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @inval_mid_phase() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %tid = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %i0 = arith.constant 0 : i32
+    %two = arith.constant 2 : i32
+    %ticks = arith.constant 1000 : i32
+    %bar = llvm.inttoptr %i0 : i32 to !llvm.ptr<3>
+    %first = arith.cmpi eq, %tid, %c0 : index
+    scf.if %first {
+      nvvm.mbarrier.init %bar, %two : !llvm.ptr<3>, i32
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+      nvvm.mbarrier.try_wait.parity %bar, %i0, %ticks : !llvm.ptr<3>, i32, i32
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+      // expected-error @+1 {{invalidates the mbarrier at shared byte 0 in the middle of a phase (1 of its 2 arrivals made, 0 transaction bytes outstanding) (thread 0)}}
+      nvvm.mbarrier.inval %bar : !llvm.ptr<3>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// Initialised, used, invalidated and initialised again: right.
+gpu.module @kernels {
+  gpu.func @reinit() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %tid = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %i0 = arith.constant 0 : i32
+    %one = arith.constant 1 : i32
+    %ticks = arith.constant 1000 : i32
+    %bar = llvm.inttoptr %i0 : i32 to !llvm.ptr<3>
+    %first = arith.cmpi eq, %tid, %c0 : index
+    scf.for %r = %c0 to %c3 step %c1 {
+      scf.if %first {
+        nvvm.mbarrier.init %bar, %one : !llvm.ptr<3>, i32
+      }
+      gpu.barrier
+      scf.if %first {
+        nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+      }
+      nvvm.mbarrier.try_wait.parity %bar, %i0, %ticks : !llvm.ptr<3>, i32, i32
+      gpu.barrier
+      scf.if %first {
+        nvvm.mbarrier.inval %bar : !llvm.ptr<3>
+      }
     }
     gpu.return
   }

@@ -128,3 +128,46 @@ func.func @odd_stride(%A: memref<128x260xf16>, %B: memref<256x128xf16>, %C: memr
   }
   return
 }
+
+// -----
+
+// A TMA loop inside another loop initialises its mbarriers again each time
+// round: after the loop, once every thread is past its last wait, thread 0
+// invalidates them (initialising a valid mbarrier is undefined), and
+// tl-check-sync's phase proof follows init, use and inval round after round.
+// PLAN-LABEL: func.func @nested
+// PLAN: tl.pipelined {{.*}} attributes {tl.tma_loads, tl.wgmma_in_flight}
+// CHECK-LABEL: gpu.func @nested
+// CHECK: scf.for
+// CHECK-COUNT-3: nvvm.mbarrier.init
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK-COUNT-3: nvvm.mbarrier.inval
+func.func @nested(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<128x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
+    tl.fill %c, %zero : memref<128x128xf32, #tl.scope<fragment>>, f32
+    scf.for %r = %c0 to %c3 step %c1 {
+      tl.pipelined %c0 to %c4 stages 2 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tl.copy %A[%c0, %k0] [128, 64] to %a[%c0, %c0] [128, 64] : memref<128x256xf16> to memref<128x64xf16, #tl.scope<shared>>
+        tl.copy %B[%k0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<256x128xf16> to memref<64x128xf16, #tl.scope<shared>>
+        tl.gemm %a, %b, %c : memref<128x64xf16, #tl.scope<shared>>, memref<64x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+      }
+    }
+    tl.copy %c[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf32>
+  }
+  return
+}

@@ -111,6 +111,41 @@ TEST_CASE("gemm kernel: use_swizzle reorders the blocks, every tile still writte
               seed++);
 }
 
+TEST_CASE("a pipelined gemm loop inside a serial loop (TMA mbarriers set up each round)",
+          "[gemm]") {
+  // C = rounds * A B, the K loop run once per round: on sm_90a its TMA
+  // mbarriers are initialised, used and invalidated every round.
+  const int M = 200, N = 136, K = 320, rounds = 3;
+  Program p("rounds");
+  Buffer A = p.tensor("A", {M, K}, f16);
+  Buffer B = p.tensor("B", {K, N}, f16);
+  Buffer C = p.output("C", {M, N}, f32);
+  p.kernel({ceildiv(N, 128), ceildiv(M, 128)}, 128, [&](Expr bx, Expr by) {
+    Buffer As = alloc_shared({128, 64}, f16);
+    Buffer Bs = alloc_shared({64, 128}, f16);
+    Buffer acc = alloc_fragment({128, 128}, f32);
+    clear(acc);
+    serial(rounds, [&](Expr) {
+      pipelined(ceildiv(K, 64), 3, [&](Expr k) {
+        copy(A(slice(by * 128, 128), slice(k * 64, 64)), As);
+        copy(B(slice(k * 64, 64), slice(bx * 128, 128)), Bs);
+        gemm(As, Bs, acc);
+      });
+    });
+    copy(acc, C(slice(by * 128, 128), slice(bx * 128, 128)));
+  });
+  HostTensor a = randomTensor({M, K}, f16, 950), b = randomTensor({K, N}, f16, 951);
+  std::unique_ptr<tl::runtime::Kernel> kernel = tl::testing::compile(p);
+  if (auto *gpu = dynamic_cast<tl::runtime::GPUKernel *>(kernel.get());
+      gpu && gpu->binary().arch == "sm_90a")
+    CHECK(gpu->binary().ptx.find("mbarrier.inval") != std::string::npos);
+  std::vector<HostTensor> c = (*kernel)({&a, &b}, std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> expected = tl::testing::referenceGemm(a, b, M, N, K, false, false);
+  for (float &x : expected)
+    x *= rounds;
+  CHECK(checkClose("C", c[0].toFloat(), expected, 1e-4, 1e-4 * std::sqrt(rounds * K)));
+}
+
 TEST_CASE("gemm with A from registers (attention's P V): RS wgmma on sm_90a", "[gemm]") {
   struct Case {
     int M, N, D, bM, threads;

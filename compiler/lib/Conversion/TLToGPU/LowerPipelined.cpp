@@ -90,6 +90,21 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   if (plan.wgmmaInFlight) // before anything reads the accumulators or reuses the tiles
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
   NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
+  if (barriers && loop->getParentOfType<scf::ForOp>()) {
+    // Inside another loop the mbarriers are initialised again next time:
+    // once every thread is past its last wait, they are invalidated first
+    // (initialising a valid mbarrier is undefined).
+    barrier(loc);
+    auto first = scf::IfOp::create(rewriter, loc,
+                                   arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                                         tid, index(rewriter, loc, 0)),
+                                   /*withElse=*/false);
+    OpBuilder::InsertionGuard inside(rewriter);
+    rewriter.setInsertionPoint(first.thenBlock()->getTerminator());
+    for (int64_t c = 0; c < copies; ++c)
+      NVVM::MBarrierInvalOp::create(rewriter, loc,
+                                    mbarrierAddress(loc, barriers, index(rewriter, loc, c)));
+  }
   // The header is already thread-level.
   return lowerBlockFrom(loopBody, headerEnd->getNextNode());
 }

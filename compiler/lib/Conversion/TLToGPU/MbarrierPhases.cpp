@@ -17,8 +17,10 @@
 //     never completes, a barrier short of threads),
 //   - a wait passes having seen a different number of completed phases than
 //     in another interleaving (it is not pinned to one phase: a race),
-//   - an mbarrier is used before its initialisation, takes more arrivals or
-//     bytes than its phase expects, or ends the kernel with a phase half done.
+//   - an mbarrier is used before its initialisation (or after its
+//     invalidation), initialised again without mbarrier.inval, invalidated
+//     mid-phase, takes more arrivals or bytes than its phase expects, or ends
+//     the kernel with a phase half done.
 // Loops whose trip count is not a constant (or too long to follow) are run
 // with several trip counts, up to twice the number of mbarriers and one (the
 // slots' and parities' common period), from index 0 and from index 1.
@@ -142,7 +144,8 @@ private:
     if (!m.initialised)
       return refuse(threads, event,
                     "uses " + mbarrierText(event.address) +
-                        " before its initialisation is visible to these threads");
+                        " before its initialisation is visible to these threads, or after its "
+                        "invalidation");
     m.bytes += bytes;
     m.pending -= arrivals;
     if (m.pending < 0)
@@ -173,8 +176,24 @@ private:
     case SyncEvent::initMbarrier: {
       Mbarrier &m = mbarrierOf(state, event);
       if (threads.threads != 1 || m.initialised)
-        return refuse(threads, event, mbarrierText(event.address) + " is initialised twice");
+        return refuse(threads, event,
+                      mbarrierText(event.address) +
+                          " is initialised again while valid (mbarrier.inval first)");
       m = Mbarrier{event.value, event.value, 0, 0, true};
+      break;
+    }
+    case SyncEvent::invalMbarrier: {
+      Mbarrier &m = mbarrierOf(state, event);
+      if (threads.threads != 1 || !m.initialised)
+        return refuse(threads, event,
+                      mbarrierText(event.address) + " is invalidated while not initialised");
+      if (m.pending != m.count || m.bytes != 0)
+        return refuse(threads, event,
+                      "invalidates " + mbarrierText(event.address) + " in the middle of a phase (" +
+                          std::to_string(m.count - m.pending) + " of its " +
+                          std::to_string(m.count) + " arrivals made, " + std::to_string(m.bytes) +
+                          " transaction bytes outstanding)");
+      m.initialised = false;
       break;
     }
     case SyncEvent::arrive:
@@ -203,7 +222,8 @@ private:
       if (!m.initialised)
         return refuse(threads, event,
                       "waits on " + mbarrierText(event.address) +
-                          " before its initialisation is visible to these threads");
+                          " before its initialisation is visible to these threads, or after its "
+                          "invalidation");
       if ((m.completed & 1) == event.value)
         return false;
       auto [seen, first] = passedAfter.try_emplace({c, state.next[c]}, m.completed);

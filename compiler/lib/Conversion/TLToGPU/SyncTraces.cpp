@@ -247,6 +247,8 @@ private:
       return event(SyncEvent::initMbarrier, operand(op, init.getAddr(), "mbarrier address"),
                    operand(op, init.getCount(), "arrival count"));
     }
+    if (auto inval = dyn_cast<NVVM::MBarrierInvalOp>(op))
+      return event(SyncEvent::invalMbarrier, operand(op, inval.getAddr(), "mbarrier address"), 0);
     if (auto arrive = dyn_cast<NVVM::MBarrierArriveOp>(op))
       return event(SyncEvent::arrive, operand(op, arrive.getAddr(), "mbarrier address"),
                    arrive.getCount() ? operand(op, arrive.getCount(), "arrival count")

@@ -18,13 +18,14 @@ namespace tl::gpu_lowering {
 
 struct SyncEvent {
   enum Kind {
-    initMbarrier, // value: the arrival count
-    arrive,       // value: the arrivals (1 unless the op says)
-    arm,          // arrive.expect_tx; value: the transaction bytes
-    box,          // a TMA box completing on an mbarrier; value: its bytes
-    wait,         // try_wait.parity; value: the parity
-    barrier,      // bar.sync; address: the barrier id; value: its thread
-                  // count, 0 for every thread that has not exited
+    initMbarrier,  // value: the arrival count
+    invalMbarrier, // mbarrier.inval (before the location is initialised again)
+    arrive,        // value: the arrivals (1 unless the op says)
+    arm,           // arrive.expect_tx; value: the transaction bytes
+    box,           // a TMA box completing on an mbarrier; value: its bytes
+    wait,          // try_wait.parity; value: the parity
+    barrier,       // bar.sync; address: the barrier id; value: its thread
+                   // count, 0 for every thread that has not exited
   };
   Kind kind;
   int64_t address; // the mbarrier's shared byte offset, or the barrier id
