@@ -53,29 +53,30 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   AttentionConfig c;
   c.fwdThreads = 128, c.fwdStages = 1;
   c.bwdThreads = 256, c.bwdStages = 1, c.bwdStaged = true;
-  if (hopper && dim != 256) // wgmma, one warpgroup
-    c.fwdBlockM = 64, c.fwdBlockN = 64, c.fwdWgmma = true;
   if (dim == 64) {
-    if (!hopper)
-      c.fwdBlockM = causal && seqLen < 2048 ? 64 : 128, c.fwdBlockN = 64;
+    c.fwdBlockM = causal && seqLen < 2048 ? 64 : 128, c.fwdBlockN = 64;
     c.bwdBlockM = 128, c.bwdBlockN = 128;
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
     if (hopper && (causal || seqLen <= 4096))
       c.bwdStaged = false, c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
   } else if (dim == 128) {
-    if (!hopper)
-      c.fwdBlockM = 128, c.fwdBlockN = 32;
+    c.fwdBlockM = 128, c.fwdBlockN = 32;
     c.bwdBlockM = 128, c.bwdBlockN = 64;
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 32, c.bwdThreads = 128;
   } else {
-    c.fwdBlockM = 128, c.fwdBlockN = large ? 64 : 32, c.fwdThreads = 256, c.fwdWgmma = hopper;
+    c.fwdBlockM = 128, c.fwdBlockN = large ? 64 : 32, c.fwdThreads = 256;
     c.bwdBlockM = 64, c.bwdBlockN = large ? 64 : 32;
     if (!medium) {
       c.fwdBlockM = 64, c.fwdThreads = 128;
       c.bwdBlockM = 32, c.bwdStages = 0;
     }
+  }
+  if (hopper) { // wgmma: one warpgroup on 64-row blocks, but two on D=256's 128
+    c.fwdWgmma = true;
+    if (dim != 256)
+      c.fwdBlockM = 64, c.fwdBlockN = 64;
   }
   return c;
 }

@@ -141,11 +141,6 @@ private:
   /// One thread's arrival (and expected bytes).
   LogicalResult arrive(Mbarrier &m, const ThreadClass &threads, const SyncEvent &event,
                        int64_t arrivals, int64_t bytes) {
-    if (!m.initialised)
-      return refuse(threads, event,
-                    "uses " + mbarrierText(event.address) +
-                        " before its initialisation is visible to these threads, or after its "
-                        "invalidation");
     m.bytes += bytes;
     m.pending -= arrivals;
     if (m.pending < 0)
@@ -168,25 +163,50 @@ private:
     return success();
   }
 
+  /// What an event does to an mbarrier, for messages.
+  static const char *verb(SyncEvent::Kind kind) {
+    switch (kind) {
+    case SyncEvent::wait:
+      return "waits on ";
+    case SyncEvent::box:
+      return "a TMA box completes on ";
+    case SyncEvent::invalMbarrier:
+      return "invalidates ";
+    default:
+      return "uses ";
+    }
+  }
+
   /// What class `c` does next, applied to `state`; false when it must wait.
   FailureOr<bool> advance(State &state, size_t c) {
     const ThreadClass &threads = classes[c];
     const SyncEvent &event = threads.events[state.next[c]];
-    switch (event.kind) {
-    case SyncEvent::initMbarrier: {
-      Mbarrier &m = mbarrierOf(state, event);
-      if (threads.threads != 1 || m.initialised)
+    if (event.kind == SyncEvent::barrier)
+      return false; // barriers move their threads together (step)
+    Mbarrier &m = mbarrierOf(state, event);
+    bool lifecycle =
+        event.kind == SyncEvent::initMbarrier || event.kind == SyncEvent::invalMbarrier;
+    if (lifecycle && threads.threads != 1)
+      return refuse(threads, event,
+                    std::to_string(threads.threads) + " threads each " +
+                        (event.kind == SyncEvent::initMbarrier ? "initialise " : "invalidate ") +
+                        mbarrierText(event.address));
+    if (event.kind == SyncEvent::initMbarrier) {
+      if (m.initialised)
         return refuse(threads, event,
                       mbarrierText(event.address) +
                           " is initialised again while valid (mbarrier.inval first)");
+    } else if (!m.initialised) {
+      return refuse(threads, event,
+                    verb(event.kind) + mbarrierText(event.address) +
+                        " before its initialisation is visible to these threads, or after its "
+                        "invalidation");
+    }
+    switch (event.kind) {
+    case SyncEvent::initMbarrier:
       m = Mbarrier{event.value, event.value, 0, 0, true};
       break;
-    }
-    case SyncEvent::invalMbarrier: {
-      Mbarrier &m = mbarrierOf(state, event);
-      if (threads.threads != 1 || !m.initialised)
-        return refuse(threads, event,
-                      mbarrierText(event.address) + " is invalidated while not initialised");
+    case SyncEvent::invalMbarrier:
       if (m.pending != m.count || m.bytes != 0)
         return refuse(threads, event,
                       "invalidates " + mbarrierText(event.address) + " in the middle of a phase (" +
@@ -195,35 +215,21 @@ private:
                           " transaction bytes outstanding)");
       m.initialised = false;
       break;
-    }
     case SyncEvent::arrive:
     case SyncEvent::arm:
       for (int64_t t = 0; t < threads.threads; ++t)
-        if (failed(arrive(mbarrierOf(state, event), threads, event,
-                          event.kind == SyncEvent::arrive ? event.value : 1,
+        if (failed(arrive(m, threads, event, event.kind == SyncEvent::arrive ? event.value : 1,
                           event.kind == SyncEvent::arm ? event.value : 0)))
           return failure();
       break;
-    case SyncEvent::box: {
-      Mbarrier &m = mbarrierOf(state, event);
-      if (!m.initialised)
-        return refuse(threads, event,
-                      "a TMA box completes on " + mbarrierText(event.address) +
-                          " before its initialisation is visible");
+    case SyncEvent::box:
       for (int64_t t = 0; t < threads.threads; ++t) {
         m.bytes -= event.value;
         if (failed(complete(m, threads, event)))
           return failure();
       }
       break;
-    }
     case SyncEvent::wait: {
-      Mbarrier &m = mbarrierOf(state, event);
-      if (!m.initialised)
-        return refuse(threads, event,
-                      "waits on " + mbarrierText(event.address) +
-                          " before its initialisation is visible to these threads, or after its "
-                          "invalidation");
       if ((m.completed & 1) == event.value)
         return false;
       auto [seen, first] = passedAfter.try_emplace({c, state.next[c]}, m.completed);
@@ -238,7 +244,7 @@ private:
       break;
     }
     case SyncEvent::barrier:
-      return false; // barriers move their threads together (step)
+      break; // returned above
     }
     ++state.next[c];
     return true;

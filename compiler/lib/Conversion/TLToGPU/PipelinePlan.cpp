@@ -357,7 +357,6 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts,
     if (plan.copies.empty())
       return;
     auto entry = entryCopies(loop, func, layouts);
-    plan.afterEntryCopies = !entry.empty();
     plan.wgmmaInFlight = keepsWgmmaInFlight(kernel, loop, plan);
     plan.tmaLoads =
         tma && llvm::all_of(plan.copies, [&](CopyOp copy) { return tmaCapable(copy, tmaTargets); });
@@ -365,13 +364,11 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts,
     // synchronous (or become TMA copies) rather than entry copies the
     // loop's first iteration waits for.
     bool requested = tlDialect(kernel).getProducerWarpgroupAttrHelper().isAttrPresent(kernel);
-    PipelinePlan specializedPlan = plan;
-    specializedPlan.afterEntryCopies &= !requested;
-    plan.warpSpecialized =
-        warpSpecialize && !specialized &&
-        warpSpecializable(kernel, loop, specializedPlan, plans.buffers, requested);
-    if (plan.warpSpecialized)
-      plan.afterEntryCopies = specializedPlan.afterEntryCopies;
+    plan.afterEntryCopies = !entry.empty() && !requested;
+    plan.warpSpecialized = warpSpecialize && !specialized &&
+                           warpSpecializable(kernel, loop, plan, plans.buffers, requested);
+    if (!plan.warpSpecialized)
+      plan.afterEntryCopies = !entry.empty();
     if (plan.afterEntryCopies)
       for (auto [copy, bytes] : entry)
         plans.entryCopies[copy.getOperation()] = bytes;

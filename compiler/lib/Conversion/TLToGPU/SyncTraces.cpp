@@ -18,6 +18,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
@@ -301,6 +302,8 @@ std::optional<int64_t> ThreadRun::compute(Value value, int depth) {
   Operation *def = value.getDefiningOp();
   if (!def)
     return std::nullopt; // a kernel argument, or a loop's carried value
+  if (APInt constant; matchPattern(value, m_ConstantInt(&constant))) // arith's or llvm's
+    return constant.getSExtValue();
   auto operandAt = [&](unsigned i) { return evaluate(def->getOperand(i), depth); };
   auto binary = [&](auto apply) -> std::optional<int64_t> {
     std::optional<int64_t> lhs = operandAt(0), rhs = operandAt(1);
@@ -317,16 +320,6 @@ std::optional<int64_t> ThreadRun::compute(Value value, int depth) {
     });
   };
   return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(def)
-      .Case([&](arith::ConstantOp constant) -> std::optional<int64_t> {
-        if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
-          return integer.getValue().getSExtValue();
-        return std::nullopt;
-      })
-      .Case([&](LLVM::ConstantOp constant) -> std::optional<int64_t> {
-        if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
-          return integer.getValue().getSExtValue();
-        return std::nullopt;
-      })
       .Case([&](arith::AddIOp) { return binary(std::plus<int64_t>()); })
       .Case([&](arith::SubIOp) { return binary(std::minus<int64_t>()); })
       .Case([&](arith::MulIOp) { return binary(std::multiplies<int64_t>()); })
