@@ -28,6 +28,10 @@
 #             cuBLAS (gemm_peer.py) on the same shapes           -> gemm.jsonl
 #   copy      tl-bench-copy (the tile copy: TMA load and store, autotuned)
 #             and torch's copy (copy_peer.py) on the same shapes -> copy.jsonl
+#   deterministic  tl-bench-gpu with and without --deterministic (the backward
+#             summing dQ in key-block order) on the same shapes, then the peers;
+#             memcheck, racecheck and synccheck on the in_turn and deterministic
+#             MHA tests                   -> deterministic.jsonl, sanitize-deterministic.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -46,6 +50,18 @@ shapes=(16,32,1024,64 4,32,4096,64 1,32,16384,64 16,16,1024,128 4,16,4096,128 1,
 for part in "$@"; do
   echo "=== $part ($(date +%T))"
   case $part in
+  deterministic)
+    args=(4,32,4096,64 4,16,4096,128 4,16,4096,256 16,32,1024,64 8,32,256,64)
+    ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee "$out/deterministic.jsonl"
+    ./bin/tl-bench-gpu --deterministic "${args[@]}" 2>&1 | tee -a "$out/deterministic.jsonl"
+    peers=()
+    for shape in "${args[@]}"; do peers+=(--shape "$shape"); done
+    python3 sdpa_peer.py "${peers[@]}" 2>&1 | tee -a "$out/deterministic.jsonl"
+    for tool in memcheck racecheck synccheck; do
+      echo "--- $tool" | tee -a "$out/sanitize-deterministic.log"
+      compute-sanitizer --tool $tool ./bin/tl-gpu-tests \
+        "in_turn*,MHA backward in deterministic*" 2>&1 | tail -4 | tee -a "$out/sanitize-deterministic.log"
+    done ;;
   tests)
     bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"
     ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log" | tail -4 ;;

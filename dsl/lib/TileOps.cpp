@@ -334,5 +334,33 @@ void ifThen(const Expr &cond, int arity, const Body &body, SourceLoc loc) {
   body({});
 }
 
+void inTurn(const Access &counter, const Expr &turn, const Expr &next, int arity, const Body &body,
+            SourceLoc loc) {
+  if (arity != 0)
+    fail(loc, "the body of in_turn takes no arguments");
+  ProgramImpl &p = activeProgram("in_turn", loc);
+  Location location = toLocation(p, loc);
+  const Buffer &buffer = counter.buffer();
+  if (buffer.dtype() != DType::i32)
+    fail(loc, fmt::format("in_turn's counter '{}' must be an i32 tensor, got {}", buffer.name(),
+                          toString(buffer.dtype())));
+  if (static_cast<std::int64_t>(counter.indices().size()) != buffer.rank())
+    fail(loc, fmt::format("in_turn's counter '{}' gives {} subscript(s) but the buffer has rank {}",
+                          buffer.name(), counter.indices().size(), buffer.rank()));
+  SmallVector<Value> indices;
+  for (const Index &index : counter.indices()) {
+    if (!index.isPoint())
+      fail(loc, "in_turn's counter is one element: a point per dimension");
+    indices.push_back(materialize(p, index.start(), p.builder.getIndexType(), location));
+  }
+  Type index = p.builder.getIndexType();
+  Value turnValue = materialize(p, turn, index, location);
+  Value nextValue = next.valid() ? materialize(p, next, index, location)
+                                 : materialize(p, turn + 1, index, location);
+  auto op = InTurnOp::create(p.builder, location, unwrap(buffer), indices, turnValue, nextValue);
+  buildBody(p, op.getBody(), 0, 0, body, "in_turn", loc);
+  verifyOrThrow(p, op, false);
+}
+
 } // namespace detail
 } // namespace tl::dsl

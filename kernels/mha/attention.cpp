@@ -91,13 +91,16 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
                        config.fwdThreads, config.fwdStages, config.fwdWgmma, config.fwdProducer);
 }
 
+BlockSizes backwardBlocks(int dim, const AttentionConfig &config) {
+  return config.bwdBlockM ? BlockSizes{config.bwdBlockM, config.bwdBlockN} : backwardBlocks(dim);
+}
+
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                             const AttentionConfig &config) {
-  BlockSizes b =
-      config.bwdBlockM ? BlockSizes{config.bwdBlockM, config.bwdBlockN} : backwardBlocks(dim);
+  BlockSizes b = backwardBlocks(dim, config);
   auto program = config.bwdStaged ? flashattn_bwd_staged : flashattn_bwd;
   return program(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N, config.bwdThreads,
-                 config.bwdStages);
+                 config.bwdStages, config.deterministic);
 }
 
 namespace {
@@ -148,7 +151,12 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   std::vector<HostTensor> o_lse = (*fwd)({&Q, &K, &V}, fill);
   std::vector<HostTensor> delta = (*prep)({&o_lse[0], &dO}, fill);
   HostTensor dQ(dqAccumulatorShape(batch, heads, seq, dim), dsl::f32); // zeros
-  std::vector<HostTensor> dk_dv = (*bwd)({&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ}, fill);
+  std::vector<HostTensor *> bwdInputs = {&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ};
+  HostTensor dQTurns( // zeros; unused unless deterministic
+      dqTurnsShape(batch, heads, seq, backwardBlocks(dim, config).block_N), dsl::i32);
+  if (config.deterministic)
+    bwdInputs.push_back(&dQTurns);
+  std::vector<HostTensor> dk_dv = (*bwd)(bwdInputs, fill);
   std::vector<HostTensor> dq = (*post)({&dQ}, fill);
   return {o_lse[0], o_lse[1], dq[0], dk_dv[0], dk_dv[1]};
 }

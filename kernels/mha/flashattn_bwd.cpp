@@ -12,14 +12,15 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
-                      int block_N, int threads, int num_stages) {
+                      int block_N, int threads, int num_stages, bool deterministic) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_bwd");
-  auto [Q, K, V, dO, lse, Delta, dQ, dK, dV] = backwardTensors(p, batch, heads, seq_len, dim);
+  BackwardTensors t = backwardTensors(p, batch, heads, seq_len, dim, deterministic ? block_N : 0);
+  auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dK, dV] = t;
 
   p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
     Buffer K_shared = alloc_shared({block_M, dim}, dtype);
@@ -79,9 +80,11 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
       copy(dsT_cast, dsT_shared);
       clear(dq);
       gemm(dsT_shared, K_shared, dq, {.transpose_A = true});
-      parallel({block_N, dim}, [&](Expr i, Expr j) {
-        if_(k * block_N + i < seq_len,
-            [&] { atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j)); });
+      addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {
+        parallel({block_N, dim}, [&](Expr i, Expr j) {
+          if_(k * block_N + i < seq_len,
+              [&] { atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j)); });
+        });
       });
     });
     copy(dv, dv_shared);
@@ -92,18 +95,42 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
   return p;
 }
 
-BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, int dim) {
+BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, int dim,
+                                int queryBlock) {
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const std::vector<std::int64_t> rows = {batch, heads, seq_len};
-  return {p.tensor("Q", shape, f16),
-          p.tensor("K", shape, f16),
-          p.tensor("V", shape, f16),
-          p.tensor("dO", shape, f16),
-          p.tensor("lse", rows, f32),
-          p.tensor("Delta", rows, f32),
-          p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), f32),
-          p.output("dK", shape, f16),
-          p.output("dV", shape, f16)};
+  BackwardTensors t;
+  t.Q = p.tensor("Q", shape, f16);
+  t.K = p.tensor("K", shape, f16);
+  t.V = p.tensor("V", shape, f16);
+  t.dO = p.tensor("dO", shape, f16);
+  t.lse = p.tensor("lse", rows, f32);
+  t.Delta = p.tensor("Delta", rows, f32);
+  t.dQ = p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), f32);
+  if (queryBlock)
+    t.dQTurns = p.tensor("dQ_turns", dqTurnsShape(batch, heads, seq_len, queryBlock), i32);
+  t.dK = p.output("dK", shape, f16);
+  t.dV = p.output("dV", shape, f16);
+  return t;
+}
+
+std::vector<std::int64_t> dqTurnsShape(int batch, int heads, int seq_len, int block_N) {
+  return {batch, heads, ceildiv(seq_len, block_N)};
+}
+
+void addDQRows(const BackwardTensors &t, Expr bx, Expr by, Expr bz, Expr k, int seq_len,
+               int block_M, int block_N, bool is_causal, const std::function<void()> &accumulate) {
+  if (!t.dQTurns.handle()) {
+    accumulate();
+    return;
+  }
+  // Key block by adds into query block k from k = floor(by * block_M /
+  // block_N) on when causal, from 0 otherwise: the blocks adding into k are
+  // 0 .. last, and by's turn is by.
+  Expr last = Expr(ceildiv(seq_len, block_M) - 1);
+  if (is_causal)
+    last = min(last, floordiv((k + 1) * block_N - 1, block_M));
+  in_turn(t.dQTurns(bz, bx, k), by, if_then_else(by == last, 0, by + 1), accumulate);
 }
 
 BlockSizes backwardBlocks(int dim) { return {128, dim <= 64 ? 128 : 32}; }

@@ -16,14 +16,16 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
-                             int block_M, int block_N, int threads, int num_stages) {
+                             int block_M, int block_N, int threads, int num_stages,
+                             bool deterministic) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_bwd");
-  auto [Q, K, V, dO, lse, Delta, dQ, dK, dV] = backwardTensors(p, batch, heads, seq_len, dim);
+  BackwardTensors t = backwardTensors(p, batch, heads, seq_len, dim, deterministic ? block_N : 0);
+  auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dK, dV] = t;
 
   // Block (bx, by, bz): keys by*block_M .. +block_M of head bx, batch bz; it
   // walks the queries block_N at a time.
@@ -94,12 +96,14 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
            {.transpose_A = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = false});
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
-      parallel({block_N, dim}, [&](Expr i, Expr j) {
-        auto accumulate = [&] { atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j)); };
-        if (seq_len % block_N == 0)
-          accumulate();
-        else
-          if_(k * block_N + i < seq_len, accumulate);
+      addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {
+        parallel({block_N, dim}, [&](Expr i, Expr j) {
+          auto accumulate = [&] { atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j)); };
+          if (seq_len % block_N == 0)
+            accumulate();
+          else
+            if_(k * block_N + i < seq_len, accumulate);
+        });
       });
     });
     copy(dv, dv_shared);

@@ -7,6 +7,7 @@
 #include "mha/attention.h"
 #include "tl/dsl.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,24 +37,47 @@ dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int di
 
 /// dK, dV = flashattn_bwd(Q, K, V, dO, lse, Delta, dQ); dQ accumulates
 /// atomically through make_dq_layout    (out_idx = [7, 8])
+/// `deterministic`: the key blocks add into each query block's dQ rows one
+/// after another in key order (in_turn on a dQ_turns counter, a parameter
+/// after dQ: see backwardTensors), so dQ has the same bits on every run.
 dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
-                           int block_N, int threads = 32, int num_stages = 0);
+                           int block_N, int threads = 32, int num_stages = 0,
+                           bool deterministic = false);
 
 /// The backward main kernel's parameters, declared on `p` in the order both
 /// backward programs take them (the attention API calls either alike): Q, K,
-/// V, dO (f16), lse, Delta (f32 rows), dQ (f32, accumulated), then the
-/// outputs dK, dV (f16).
+/// V, dO (f16), lse, Delta (f32 rows), dQ (f32, accumulated), for a
+/// deterministic backward dQ_turns (i32 [batch, heads, query blocks], zeros
+/// before the first launch, zeros again after each), then the outputs dK,
+/// dV (f16). `queryBlock` is block_N when deterministic, else 0 (no
+/// dQ_turns).
 struct BackwardTensors {
-  dsl::Buffer Q, K, V, dO, lse, Delta, dQ, dK, dV;
+  dsl::Buffer Q, K, V, dO, lse, Delta, dQ, dQTurns, dK, dV;
 };
-BackwardTensors backwardTensors(dsl::Program &p, int batch, int heads, int seq_len, int dim);
+BackwardTensors backwardTensors(dsl::Program &p, int batch, int heads, int seq_len, int dim,
+                                int queryBlock = 0);
+
+/// The shape of a deterministic backward's dQ_turns: one turn counter per
+/// query block of block_N rows of each head.
+std::vector<std::int64_t> dqTurnsShape(int batch, int heads, int seq_len, int block_N);
+
+/// Adds a block's dQ rows of query block k (`accumulate`, its atomic adds) in
+/// a backward whose block (bx, by, bz) = (head, key block, batch) walks query
+/// blocks from floor(by * block_M / block_N) when causal: as is, or, in a
+/// deterministic backward (t.dQTurns declared), in the turn of key block by
+/// among the key blocks that add into query block k, the last of which sets
+/// the counter back to 0.
+void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr bz, dsl::Expr k,
+               int seq_len, int block_M, int block_N, bool is_causal,
+               const std::function<void()> &accumulate);
 
 /// The same backward as flashattn_bwd, with P and dS staged in shared memory
 /// so that every gemm takes square warp tiles (FlashAttention-2's
 /// arrangement): fewer shared-memory reads per mma than the reference's
 /// register-resident P, for two tile writes more per iteration.
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
-                                  int block_M, int block_N, int threads = 128, int num_stages = 1);
+                                  int block_M, int block_N, int threads = 128, int num_stages = 1,
+                                  bool deterministic = false);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in
@@ -74,6 +98,8 @@ struct BlockSizes {
 };
 BlockSizes forwardBlocks(int dim);
 BlockSizes backwardBlocks(int dim);
+/// The backward's blocks under `config` (its own, or the reference's).
+BlockSizes backwardBlocks(int dim, const AttentionConfig &config);
 
 /// The forward and backward main kernels of `config` for a problem shape
 /// (block sizes 0: the reference's for the head dim).

@@ -201,3 +201,57 @@ func.func @pipelined_stages() {
   }
   return
 }
+
+// -----
+
+func.func @in_turn_shared_counter() {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    %t = tl.alloc_shared : memref<4xi32, #tl.scope<shared>>
+    // expected-error @+1 {{needs its turn counter in a global tensor, got a shared buffer}}
+    tl.in_turn %t[%bx] turn %bx next %bx : memref<4xi32, #tl.scope<shared>> {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @in_turn_in_parallel(%t: memref<4xi32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    tl.parallel [4] {
+    ^bb0(%i: index):
+      // expected-error @+1 {{waits for the whole block, so it cannot be inside a tl.parallel}}
+      tl.in_turn %t[%i] turn %bx next %bx : memref<4xi32> {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @in_turn_nested(%t: memref<4xi32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    tl.in_turn %t[%bx] turn %bx next %bx : memref<4xi32> {
+      // expected-error @+1 {{cannot be inside another tl.in_turn}}
+      tl.in_turn %t[%bx] turn %bx next %bx : memref<4xi32> {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @in_turn_counter_type(%t: memref<4xf32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{memref of 32-bit signless integer values}}
+    tl.in_turn %t[%bx] turn %bx next %bx : memref<4xf32> {
+    }
+  }
+  return
+}

@@ -8,13 +8,15 @@
 
 #include "Backend.h"
 
+#include <cstring>
+
 using tl::runtime::HostTensor;
 namespace mha = tl::kernels::mha;
 
 namespace {
 
-void checkMHA(int batch, int heads, int seq, int dim, bool causal,
-              mha::AttentionConfig config = {}) {
+mha::AttentionResult checkMHA(int batch, int heads, int seq, int dim, bool causal,
+                              mha::AttentionConfig config = {}) {
   INFO("batch=" << batch << " heads=" << heads << " seq=" << seq << " dim=" << dim
                 << " causal=" << causal);
   std::vector<std::int64_t> shape = {batch, seq, heads, dim};
@@ -34,6 +36,7 @@ void checkMHA(int batch, int heads, int seq, int dim, bool causal,
   tl::testing::checkClose("dQ", r.dQ.toFloat(), ref.dQ);
   tl::testing::checkClose("dK", r.dK.toFloat(), ref.dK);
   tl::testing::checkClose("dV", r.dV.toFloat(), ref.dV);
+  return r;
 }
 
 } // namespace
@@ -115,6 +118,38 @@ TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_sta
     for (bool causal : {false, true}) {
       checkMHA(1, 2, 256, 64, causal, config);
       checkMHA(1, 2, 200, 128, causal, config); // ragged, and the larger head dim
+    }
+  }
+}
+
+TEST_CASE("MHA backward in deterministic mode: dQ has the same bits on every run", "[mha][small]") {
+  // The key blocks add into each query block's dQ rows in key order
+  // (in_turn): on the GPU, where atomics otherwise land in any order, two
+  // runs give the same bits (OpsTest's in_turn test reuses one counter
+  // across launches: the last turn resets it). Both backward
+  // programs, causal (query blocks with fewer key blocks) and not, ragged,
+  // key blocks larger and smaller than query blocks, and the tuned
+  // configurations (on the GPU: wgmma at D = 64, the staged program at 128).
+  std::vector<std::pair<int, mha::AttentionConfig>> configs;
+  for (auto [staged, blockM, blockN] :
+       {std::tuple{false, 64, 32}, std::tuple{true, 64, 32}, std::tuple{true, 32, 64}}) {
+    mha::AttentionConfig c;
+    c.bwdBlockM = blockM, c.bwdBlockN = blockN, c.bwdThreads = 128, c.bwdStages = 1;
+    c.bwdStaged = staged;
+    configs.push_back({64, c});
+  }
+  for (bool causal : {false, true}) {
+    std::vector<std::pair<int, mha::AttentionConfig>> all = configs;
+    for (int dim : {64, 128})
+      all.push_back({dim, mha::tunedConfig(dim, causal)});
+    for (auto [dim, config] : all) {
+      config.deterministic = true;
+      INFO("staged=" << config.bwdStaged << " blocks " << config.bwdBlockM << "x"
+                     << config.bwdBlockN << " causal=" << causal);
+      mha::AttentionResult first = checkMHA(1, 3, 333, dim, causal, config);
+      mha::AttentionResult second = checkMHA(1, 3, 333, dim, causal, config);
+      REQUIRE(first.dQ.bytes() == second.dQ.bytes());
+      CHECK(std::memcmp(first.dQ.data(), second.dQ.data(), first.dQ.bytes()) == 0);
     }
   }
 }

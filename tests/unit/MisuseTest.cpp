@@ -128,6 +128,30 @@ TEST_CASE("fragment passed where a global tensor is needed", "[misuse]") {
   }, line, "needs a global or shared destination, got a fragment", kFile);
 }
 
+TEST_CASE("in_turn on a counter that is not an i32 tensor", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer turns = p.tensor("turns", {4}, f32);
+    p.kernel({4}, 128, [&](Expr bx) {
+      line = __LINE__; in_turn(turns(0), bx, [&] {});
+    });
+  }, line, "in_turn's counter 'turns' must be an i32 tensor, got f32", kFile);
+}
+
+TEST_CASE("in_turn inside a parallel loop", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer turns = p.tensor("turns", {4}, i32);
+    p.kernel({4}, 128, [&](Expr bx) {
+      parallel({4}, [&](Expr i) {
+        line = __LINE__; in_turn(turns(i), bx, [&] {});
+      });
+    });
+  }, line, "waits for the whole block, so it cannot be inside a tl.parallel", kFile);
+}
+
 TEST_CASE("annotate_layout of the wrong rank", "[misuse]") {
   int line = 0;
   expectError([&] {

@@ -256,6 +256,48 @@ TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[ops
   checkClose("Out", out[0].toFloat(), expectedLogical, 1e-5, 1e-4);
 }
 
+TEST_CASE("in_turn: blocks add in the order of their turns", "[ops]") {
+  // Each of 3 x 2 rows of 48 blocks adds its value into its row's sum. f32
+  // addition does not associate (1e8 + 1 - 1e8 is 0, 1 - 1e8 + 1e8 is 1), so
+  // only the order of the turns gives the sequential sum's bits; the blocks
+  // of a row take turns along x (the launch order), the last of each row
+  // setting the counter back to 0.
+  const int blocks = 48, rows = 3, planes = 2;
+  Program p("turns");
+  Buffer X = p.tensor("X", {planes, rows, blocks}, f32);
+  Buffer Sum = p.tensor("Sum", {planes, rows, 4}, f32);
+  Buffer Turn = p.tensor("Turn", {planes, rows}, i32);
+  p.kernel({blocks, rows, planes}, 128, [&](Expr bx, Expr by, Expr bz) {
+    in_turn(Turn(bz, by), bx, if_then_else(bx == blocks - 1, 0, bx + 1),
+            [&] { parallel({4}, [&](Expr j) { atomic_add(Sum(bz, by, j), X(bz, by, bx)); }); });
+  });
+  HostTensor x({planes, rows, blocks}, f32), sum({planes, rows, 4}, f32), turn({planes, rows}, i32);
+  std::vector<float> expected;
+  for (int z = 0; z < planes; ++z)
+    for (int r = 0; r < rows; ++r) {
+      float total = 0;
+      for (int b = 0; b < blocks; ++b) {
+        float v = (b % 3 == 0) ? 1e8f : (b % 3 == 1 ? float(r + 1 + z) : -1e8f);
+        x.set((z * rows + r) * blocks + b, v);
+        total += v;
+      }
+      for (int j = 0; j < 4; ++j)
+        expected.push_back(total);
+    }
+  auto kernel = tl::testing::compile(p);
+  for (int launch = 0; launch < 2; ++launch) { // the counters are ready again
+    sum = HostTensor({planes, rows, 4}, f32);
+    kernel->run({&x, &sum, &turn});
+    std::vector<float> got = sum.toFloat();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO("launch " << launch << " sum " << i);
+      CHECK(got[i] == expected[i]); // bit for bit
+    }
+    for (std::int64_t i = 0; i < turn.numel(); ++i)
+      CHECK(turn.at(i) == 0);
+  }
+}
+
 TEST_CASE("an index map moves elements where it says", "[ops]") {
   Layout transposeTiles = Layout::indexMap([](IndexExpr r, IndexExpr c) {
     return std::vector<IndexExpr>{c, r};

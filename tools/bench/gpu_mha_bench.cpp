@@ -5,8 +5,9 @@
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
-//                [--autotune[=forward|backward]] [B,H,S,D ...]
+//                [--autotune[=forward|backward]] [--deterministic] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
+// --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
 // --autotune: tl::autotune picks the forward's and the backward main kernel's
 // configurations (=forward, =backward: one of them) per shape from the spaces below (every
 // candidate's time is printed, "peer": "tlc-candidate"), then the winners run as above.
@@ -41,6 +42,7 @@ HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) 
 int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS,STAGES
 bool bwdStagedOverride = false;                         // --bwd-staged: flashattn_bwd_staged
 bool autotuneForward = false, autotuneBackward = false; // --autotune[=forward|backward]
+bool deterministic = false; // --deterministic: dQ summed in key-block order
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -151,6 +153,7 @@ void run(const Shape &s, bool causal) {
   if (bwdOverride[0])
     c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
     c.bwdStages = bwdOverride[3], c.bwdStaged = bwdStagedOverride;
+  c.deterministic = deterministic;
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
@@ -184,7 +187,15 @@ void run(const Shape &s, bool causal) {
   GPUKernel post(mha::flashattn_bwd_postprocess(s.B, s.H, s.S, s.D));
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
   double prepMs = prep.benchmark({&O, &dO, &delta});
-  double mainMs = bwd.benchmark({&Q, &K, &V, &dO, &lse, &delta, &dQ, &dK, &dV});
+  // The deterministic backward's turn counters: zeros, and zeros again after
+  // every launch (the last turn of each resets it), so launches repeat.
+  HostTensor dQTurns(mha::dqTurnsShape(s.B, s.H, s.S, mha::backwardBlocks(s.D, c).block_N),
+                     tl::dsl::i32);
+  std::vector<HostTensor *> bwdArgs = {&Q, &K, &V, &dO, &lse, &delta, &dQ};
+  if (c.deterministic)
+    bwdArgs.push_back(&dQTurns);
+  bwdArgs.insert(bwdArgs.end(), {&dK, &dV});
+  double mainMs = bwd.benchmark(bwdArgs);
   double postMs = post.benchmark({&dQ, &dQout});
   double bwdMs = prepMs + mainMs + postMs;
   double flops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D / (causal ? 2 : 1);
@@ -192,10 +203,11 @@ void run(const Shape &s, bool causal) {
               "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"bwd_parts_ms\": [%.4f, %.4f, %.4f], "
               "\"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
               "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%s\", "
-              "\"bwd_config\": \"%s\", \"autotuned\": %s}\n",
+              "\"bwd_config\": \"%s\", \"deterministic\": %s, \"autotuned\": %s}\n",
               s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs,
               flops / fwdMs * 1e-9, 2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
               bwd.binary().fragmentLayout.c_str(), forwardText(c).c_str(), backwardText(c).c_str(),
+              c.deterministic ? "true" : "false",
               autotuneForward && autotuneBackward ? "\"both\""
               : autotuneForward                   ? "\"forward\""
               : autotuneBackward                  ? "\"backward\""
@@ -214,6 +226,10 @@ int main(int argc, char **argv) {
       autotuneBackward = arg != "--autotune=forward";
       continue;
     }
+    if (arg == "--deterministic") {
+      deterministic = true;
+      continue;
+    }
     if ((arg == "--fwd" || arg == "--bwd" || arg == "--bwd-staged") && i + 1 < argc) {
       int *o = arg == "--fwd" ? fwdOverride : bwdOverride;
       bwdStagedOverride = bwdStagedOverride || arg == "--bwd-staged";
@@ -225,7 +241,7 @@ int main(int argc, char **argv) {
     Shape s{};
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
       std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
-                           "[--autotune[=forward|backward]] "
+                           "[--autotune[=forward|backward]] [--deterministic] "
                            "[B,H,S,D ...]\n");
       return 2;
     }

@@ -97,6 +97,44 @@ struct PipelinedToLoop : OpRewritePattern<PipelinedOp> {
   }
 };
 
+/// The block spins until its counter element holds its turn (an atomic read:
+/// another worker thread runs the block before it), runs the body, and
+/// passes the turn on. The pool hands out blocks in launch order, so the
+/// block whose turn comes first is already running.
+struct InTurnToSpin : OpRewritePattern<InTurnOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(InTurnOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type();
+    Value counter = op.getCounter();
+    ValueRange indices = op.getIndices();
+    // An index outside the counter waits for nothing and passes nothing on.
+    Value inside = insideBuffer(rewriter, loc, counter, indices);
+    Value turn = arith::IndexCastOp::create(rewriter, loc, i32, op.getTurn());
+    scf::IfOp::create(rewriter, loc, inside, [&](OpBuilder &b, Location loc) {
+      Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+      auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+      b.createBlock(&spin.getBefore());
+      Value seen =
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::ori, zero, counter, indices);
+      Value waiting = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, seen, turn);
+      scf::ConditionOp::create(b, loc, waiting, ValueRange{});
+      b.createBlock(&spin.getAfter());
+      scf::YieldOp::create(b, loc);
+      b.setInsertionPointAfter(spin);
+      scf::YieldOp::create(b, loc);
+    });
+    rewriter.inlineBlockBefore(&op.getBody().front(), op);
+    scf::IfOp::create(rewriter, loc, inside, [&](OpBuilder &b, Location loc) {
+      Value next = arith::IndexCastOp::create(b, loc, i32, op.getNext());
+      memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, next, counter, indices);
+      scf::YieldOp::create(b, loc);
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Layouts were collected before the rewrite; swizzles mean nothing here.
 struct EraseAnnotateLayout : OpRewritePattern<AnnotateLayoutOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -148,7 +186,7 @@ struct ConvertTLToCPUPass : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPa
     RewritePatternSet patterns(&getContext());
     patterns.add<AllocToAlloca<AllocSharedOp>, AllocToAlloca<AllocFragmentOp>,
                  AllocToAlloca<AllocLocalOp>, FillToLoops, ParallelToLoops, PipelinedToLoop,
-                 EraseAnnotateLayout>(&getContext());
+                 InTurnToSpin, EraseAnnotateLayout>(&getContext());
     populateTileOpsToLoopsPatterns(patterns, layouts);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

@@ -121,10 +121,17 @@ private:
       return through(store.getBase(), true);
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
       return through(atomic.getMemref(), true);
+    // An acquire or release orders what other blocks wrote or will read
+    // anywhere (tl.in_turn's turn counter): a barrier next to it publishes
+    // that order to the block, so it conflicts with everything.
     if (auto load = dyn_cast<LLVM::LoadOp>(op))
-      return pointedTo(load.getAddr(), false);
+      return load.getOrdering() == LLVM::AtomicOrdering::not_atomic
+                 ? pointedTo(load.getAddr(), false)
+                 : SmallVector<Access>{kAnything};
     if (auto store = dyn_cast<LLVM::StoreOp>(op))
-      return pointedTo(store.getAddr(), true);
+      return store.getOrdering() == LLVM::AtomicOrdering::not_atomic
+                 ? pointedTo(store.getAddr(), true)
+                 : SmallVector<Access>{kAnything};
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
       StringRef name = call.getIntrin();
       for (StringRef math : {"llvm.nvvm.ex2.", "llvm.nvvm.lg2.", "llvm.nvvm.rsqrt."})

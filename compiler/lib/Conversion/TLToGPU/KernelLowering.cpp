@@ -561,6 +561,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerParallel(parallel);
   if (auto pipelined = dyn_cast<PipelinedOp>(op))
     return lowerPipelined(pipelined);
+  if (auto inTurn = dyn_cast<InTurnOp>(op))
+    return lowerInTurn(inTurn);
   if (auto atomic = dyn_cast<AtomicAddOp>(op)) {
     // Outside a parallel loop: one thread does it.
     Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,

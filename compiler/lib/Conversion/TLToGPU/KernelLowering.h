@@ -246,6 +246,10 @@ private:
   /// `later` follows `earlier` in its block with nothing but pure ops between.
   static bool onlyPureOpsBetween(Operation *earlier, Operation *later);
 
+  /// tl.in_turn: thread 0 waits for the block's turn on the counter
+  /// (acquire), the body runs between two barriers, and thread 0 passes the
+  /// turn on (release). LowerInTurn.cpp.
+  LogicalResult lowerInTurn(InTurnOp op);
   LogicalResult lowerBlockFrom(Block &block, Operation *first);
 
   /// Issues the planned copies of iteration `k` (when k < end), one cp.async

@@ -505,4 +505,24 @@ LogicalResult AtomicAddOp::verify() {
   return verifyInsideKernel(*this);
 }
 
+LogicalResult InTurnOp::verify() {
+  MemRefType type = bufferType(getCounter());
+  MemoryScope scope = getMemoryScope(type);
+  if (scope != MemoryScope::global)
+    return emitOpError() << "needs its turn counter in a global tensor, got "
+                         << describeScope(scope);
+  if (static_cast<int64_t>(getIndices().size()) != type.getRank())
+    return emitOpError() << "takes " << getIndices().size()
+                         << " indices but the turn counter has rank " << type.getRank();
+  // The whole block waits and passes the turn on: one thread of a parallel
+  // loop cannot, and a block cannot wait for a turn it holds.
+  if ((*this)->getParentOfType<ParallelOp>())
+    return emitOpError("waits for the whole block, so it cannot be inside a tl.parallel");
+  if ((*this)->getParentOfType<InTurnOp>())
+    return emitOpError("cannot be inside another tl.in_turn (a block takes one turn at a time)");
+  if (getBody().front().getNumArguments() != 0)
+    return emitOpError("body takes no arguments");
+  return verifyInsideKernel(*this);
+}
+
 } // namespace tl

@@ -75,6 +75,8 @@ void pipelined(const Expr &start, const Expr &end, std::int64_t numStages, int a
                const Body &body, SourceLoc loc);
 void serial(const Expr &start, const Expr &end, int arity, const Body &body, SourceLoc loc);
 void ifThen(const Expr &cond, int arity, const Body &body, SourceLoc loc);
+void inTurn(const Access &counter, const Expr &turn, const Expr &next, int arity, const Body &body,
+            SourceLoc loc);
 } // namespace detail
 
 /// Element-wise loop nest over `extents` (T.Parallel); the body takes one
@@ -105,6 +107,30 @@ template <typename F> void serial(const Expr &end, F &&body, SourceLoc loc = Sou
 /// `if cond:` on the device.
 template <typename F> void if_(const Expr &cond, F &&then, SourceLoc loc = SourceLoc::current()) {
   detail::ifThen(cond, detail::bodyArity<F>(), detail::makeBody(then), loc);
+}
+
+/// Runs `body` in turns: the block waits until `counter` (one element of an
+/// i32 global tensor) equals `turn`, runs the body, then sets the element to
+/// `next` (turn + 1 by default; 0 from the element's last turn leaves it ready
+/// for the next launch), the body's global writes visible to whoever sees
+/// it. Blocks that share an element run their bodies one after another in
+/// the order of their turns, so atomic_add in the body sums in a fixed order:
+/// the same bits on every run (deterministic accumulation, as
+/// FlashAttention-3 orders its dQ). Each element's turns must start at its
+/// value before the launch and be taken in the grid's launch order (x
+/// fastest, then y, then z), the order in which the GPU starts blocks; a turn
+/// that never comes would hang, and the GPU ends such a wait with a trap (an
+/// error from the launch) after about ten seconds. The body takes no
+/// arguments.
+template <typename F>
+void in_turn(const Access &counter, const Expr &turn, F &&body,
+             SourceLoc loc = SourceLoc::current()) {
+  detail::inTurn(counter, turn, Expr(), detail::bodyArity<F>(), detail::makeBody(body), loc);
+}
+template <typename F>
+void in_turn(const Access &counter, const Expr &turn, const Expr &next, F &&body,
+             SourceLoc loc = SourceLoc::current()) {
+  detail::inTurn(counter, turn, next, detail::bodyArity<F>(), detail::makeBody(body), loc);
 }
 
 } // namespace tl::dsl

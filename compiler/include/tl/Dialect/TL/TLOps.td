@@ -169,4 +169,28 @@ def TL_AtomicAddOp : TL_Op<"atomic_add"> {
   let hasVerifier = 1;
 }
 
+def TL_InTurnOp : TL_Op<"in_turn", [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "run the body when a global turn counter reaches this block's turn";
+  let description = [{
+    The whole block waits until the i32 element `counter[indices]` of a
+    global tensor equals `turn`, runs the body, and then sets the element to
+    `next` (the next turn, or 0 from the last turn so that the counter is
+    ready for the next launch), with the body's global writes visible to the
+    block that sees it. Blocks that share an element so run their bodies one
+    at a time, in the order of their turns: atomic adds in the body happen in
+    a fixed order (a deterministic sum). The turns of one element must be
+    taken in the grid's launch order (x fastest, then y, then z) and start at
+    the element's value before the launch; a turn that never comes is a hang,
+    which the GPU ends with a trap after about ten seconds.
+  }];
+  let arguments = (ins Arg<MemRefOf<[I32]>, "", [MemRead, MemWrite]>:$counter,
+                       Variadic<Index>:$indices, Index:$turn, Index:$next);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $counter `[` $indices `]` `turn` $turn `next` $next attr-dict-with-keyword `:` type($counter)
+    custom<Body>($body)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TL_OPS_TD
