@@ -31,15 +31,15 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // gemms take wgmma (P V with P from registers) with one warpgroup on 64-row
   // blocks at D=64 and 128 (1.02-1.21x the mma.sync forward; 128-row blocks
   // were up to 5% faster at D=128 but spill) and two on 128-row blocks at
-  // D=256 (1.4-1.6x), where a producer warpgroup loads K and V (1.03-1.08x
-  // the same forward without; at D=64 and 128 it is 1.2-1.6x slower,
-  // results/2026-12-02-h200-deterministic-producer.md). The backward stages P and dS in shared
-  // memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's arrangement) with 8 warps
-  // and the largest key blocks that fit, except D=64 on sm_90a, where the reference's program on
-  // wgmma is faster up to S = 4096 and causal (1.0-1.3x). Targets with less shared memory a block
-  // than the H200's 227 KiB take the next configuration that fits (163 KiB: sm_80; 99 KiB: sm_86,
-  // sm_89), chosen to fit, not measured; tests/unit/TunedConfigTest.cpp checks every answer against
-  // its target.
+  // D=256 (1.4-1.6x), where from S = 4096 a producer warpgroup loads K and V
+  // (1.01-1.10x the same forward without; at S = 1024 it is 1.1x slower, and
+  // at D=64 and 128 1.2-1.6x, results/2026-12-02-h200-deterministic-producer.md). The backward
+  // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's
+  // arrangement) with 8 warps and the largest key blocks that fit, except D=64 on sm_90a, where the
+  // reference's program on wgmma is faster up to S = 4096 and causal (1.0-1.3x). Targets with less
+  // shared memory a block than the H200's 227 KiB take the next configuration that fits (163 KiB:
+  // sm_80; 99 KiB: sm_86, sm_89), chosen to fit, not measured; tests/unit/TunedConfigTest.cpp
+  // checks every answer against its target.
   if (!supportedHeadDim(dim))
     throw std::invalid_argument("tunedConfig: head dim " + std::to_string(dim) +
                                 " is not supported (64, 128 or 256)");
@@ -78,7 +78,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     c.fwdWgmma = true;
     if (dim != 256)
       c.fwdBlockM = 64, c.fwdBlockN = 64;
-    else // with a producer warpgroup loading K and V: 1.03-1.08x at S = 4096
+    else if (seqLen >= 4096) // a producer warpgroup loads K and V
       c.fwdProducer = true;
   }
   return c;
