@@ -22,8 +22,7 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
   BackwardTensors t = backwardTensors(p, batch, heads, seq_len, dim, deterministic ? block_N : 0);
   auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dK, dV] = t;
 
-  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr block_y, Expr bz) {
-    Expr by = keyBlockOf(block_y, seq_len, block_M, is_causal && deterministic);
+  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
     Buffer K_shared = alloc_shared({block_M, dim}, dtype);
     Buffer dsT_shared = alloc_shared({block_M, block_N}, dtype);
     Buffer q = alloc_shared({block_N, dim}, dtype);
@@ -119,10 +118,6 @@ std::vector<std::int64_t> dqTurnsShape(int batch, int heads, int seq_len, int bl
   return {batch, heads, ceildiv(seq_len, block_N)};
 }
 
-Expr keyBlockOf(Expr block_y, int seq_len, int block_M, bool last_first) {
-  return last_first ? Expr(ceildiv(seq_len, block_M) - 1) - block_y : block_y;
-}
-
 void addDQRows(const BackwardTensors &t, Expr bx, Expr by, Expr bz, Expr k, int seq_len,
                int block_M, int block_N, bool is_causal, const std::function<void()> &accumulate) {
   if (!t.dQTurns.handle()) {
@@ -131,18 +126,11 @@ void addDQRows(const BackwardTensors &t, Expr bx, Expr by, Expr bz, Expr k, int 
   }
   // Key block by adds into query block k from k = floor(by * block_M /
   // block_N) on when causal, from 0 otherwise: the blocks adding into k are
-  // 0 .. last. They take turns in launch order: by's turn is by, except in a
-  // causal backward, which launches them last first (keyBlockOf) because
-  // key block by reaches query block k after k - floor(by * block_M /
-  // block_N) iterations: the last arrives first, and its turn is 0.
+  // 0 .. last, and by's turn is by.
   Expr last = Expr(ceildiv(seq_len, block_M) - 1);
-  if (!is_causal) {
-    in_turn(t.dQTurns(bz, bx, k), by, if_then_else(by == last, 0, by + 1), accumulate);
-    return;
-  }
-  last = min(last, floordiv((k + 1) * block_N - 1, block_M));
-  Expr turn = last - by;
-  in_turn(t.dQTurns(bz, bx, k), turn, if_then_else(by == 0, 0, turn + 1), accumulate);
+  if (is_causal)
+    last = min(last, floordiv((k + 1) * block_N - 1, block_M));
+  in_turn(t.dQTurns(bz, bx, k), by, if_then_else(by == last, 0, by + 1), accumulate);
 }
 
 BlockSizes backwardBlocks(int dim) { return {128, dim <= 64 ? 128 : 32}; }

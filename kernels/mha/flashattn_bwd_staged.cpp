@@ -29,8 +29,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
 
   // Block (bx, by, bz): keys by*block_M .. +block_M of head bx, batch bz; it
   // walks the queries block_N at a time.
-  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr block_y, Expr bz) {
-    Expr by = keyBlockOf(block_y, seq_len, block_M, is_causal && deterministic);
+  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
     Buffer K_shared = alloc_shared({block_M, dim}, dtype);
     Buffer V_shared = alloc_shared({block_M, dim}, dtype);
     Buffer q = alloc_shared({block_N, dim}, dtype);

@@ -61,18 +61,12 @@ BackwardTensors backwardTensors(dsl::Program &p, int batch, int heads, int seq_l
 /// query block of block_N rows of each head.
 std::vector<std::int64_t> dqTurnsShape(int batch, int heads, int seq_len, int block_N);
 
-/// The key block a backward's block works on: grid y, or with `last_first`
-/// the last key block first (a deterministic causal backward: the order in
-/// which the key blocks reach each query block, see addDQRows).
-dsl::Expr keyBlockOf(dsl::Expr block_y, int seq_len, int block_M, bool last_first);
-
 /// Adds a block's dQ rows of query block k (`accumulate`, its atomic adds) in
 /// a backward whose block (bx, by, bz) = (head, key block, batch) walks query
 /// blocks from floor(by * block_M / block_N) when causal: as is, or, in a
-/// deterministic backward (t.dQTurns declared), in key block by's turn among
-/// the key blocks that add into query block k, the one launched last setting
-/// the counter back to 0. A deterministic causal backward must take its key
-/// blocks from keyBlockOf(block_y, ..., true): last first.
+/// deterministic backward (t.dQTurns declared), in the turn of key block by
+/// among the key blocks that add into query block k, the last of which sets
+/// the counter back to 0.
 void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr bz, dsl::Expr k,
                int seq_len, int block_M, int block_N, bool is_causal,
                const std::function<void()> &accumulate);
