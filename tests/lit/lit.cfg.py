@@ -9,6 +9,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tlc_obj_root, "tests", "lit")
 config.environment["PATH"] = os.pathsep.join(
     [config.tlc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# tlc verifies the IR after every pass, not only after the last one.
+config.environment["TLC_VERIFY_PASSES"] = "1"
 config.substitutions.append(("%cxx", config.cxx))
 config.substitutions.append(("%tlc_cflags", config.tlc_cflags))
 config.substitutions.append(("%tlc_libs", config.tlc_libs))

@@ -12,6 +12,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
+#include <cstdlib>
+#include <string_view>
+
 using namespace mlir;
 
 namespace tl {
@@ -120,10 +123,19 @@ void verifyOrThrow(Operation *op, bool recursive) {
     error.raise(op->getLoc(), "", "verification failed");
 }
 
+namespace {
+bool verifyEachPass(const PipelineRun &run) {
+  const char *flag = std::getenv("TLC_VERIFY_PASSES");
+  return run.printIRAfterAll || (flag && *flag && std::string_view(flag) != "0");
+}
+} // namespace
+
 void runPipelineOrThrow(ModuleOp module, llvm::function_ref<void(OpPassManager &)> build,
                         const std::string &what, const PipelineRun &run) {
   FirstError error(module.getContext());
   PassManager pm(module.getContext());
+  const bool eachPass = verifyEachPass(run);
+  pm.enableVerifier(eachPass);
   if (run.printIRAfterAll)
     pm.enableIRPrinting();
   if (run.timing)
@@ -131,6 +143,11 @@ void runPipelineOrThrow(ModuleOp module, llvm::function_ref<void(OpPassManager &
   build(pm);
   if (failed(pm.run(module)))
     error.raise(module.getLoc(), what + ": ");
+  if (!eachPass && failed(verify(module)))
+    error.raise(module.getLoc(), what + ": ",
+                "the passes left invalid IR (a compiler bug; TLC_VERIFY_PASSES=1 names the pass)");
 }
 
 } // namespace tl
+
+

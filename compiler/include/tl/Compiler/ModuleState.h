@@ -61,7 +61,7 @@ void verifyOrThrow(mlir::Operation *op, bool recursive);
 
 /// How runPipelineOrThrow runs its passes.
 struct PipelineRun {
-  /// Every pass's output goes to stderr.
+  /// Every pass's output goes to stderr (and is verified).
   bool printIRAfterAll = false;
   /// The scope the passes' times go under (nullptr: not timed).
   mlir::TimingScope *timing = nullptr;
@@ -69,6 +69,10 @@ struct PipelineRun {
 
 /// Runs the passes `build` adds on `module`; the first error becomes a
 /// tl::Error at its location, prefixed with `what` ("GPU lowering failed").
+/// The module is verified once, after the last pass: verifying it after
+/// every pass, as MLIR does by default, took a fifth of a kernel's compile
+/// (callgrind). TLC_VERIFY_PASSES=1 (set for the test suite) or
+/// printIRAfterAll verifies after every pass, so a broken pass is named.
 void runPipelineOrThrow(mlir::ModuleOp module,
                         llvm::function_ref<void(mlir::OpPassManager &)> build,
                         const std::string &what, const PipelineRun &run = {});
