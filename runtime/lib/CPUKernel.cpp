@@ -80,7 +80,13 @@ void CPUKernel::run(const std::vector<HostTensor *> &args) const {
   // A block keeps its on-chip buffers (whole tiles) on its thread's stack:
   // every worker gets a stack that holds them, whatever the caller's is.
   std::size_t stack = std::max<std::size_t>(8u << 20, executable_->onChipBytes() + (4u << 20));
+  executable_->clearTurnFailure();
   runOnThreads(workers, stack, std::function<void()>(worker));
+  if (executable_->turnFailed())
+    throw std::runtime_error(
+        name() + ": a block waited ten seconds for its in_turn turn, which never came (the " +
+        "blocks that share a turn counter must take their turns in launch order, x fastest, " +
+        "starting from the counter's value before the launch); the outputs are incomplete");
 }
 
 void CPUKernel::runOnThreads(unsigned count, std::size_t stackBytes,

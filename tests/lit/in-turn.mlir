@@ -22,13 +22,18 @@
 // GPU: scf.if %[[FIRST]] {
 // GPU: llvm.store %{{.*}} atomic syncscope("device") release {alignment = 4 : i64} : i32, !llvm.ptr<1>
 //
-// On the CPU a block is one host thread: it spins on an atomic read, runs
-// the body and stores the next turn; outside the counter, neither.
+// On the CPU a block is one host thread: it waits in the host runtime's
+// tl_cpu_wait_turn (which gives up after ten seconds, marking tl_turn_status),
+// runs the body if its turn came and stores the next turn; outside the
+// counter, it waits for nothing and stores nothing.
+// CPU: func.func private @tl_cpu_wait_turn(!llvm.ptr, i32, !llvm.ptr) -> i1
+// CPU: llvm.mlir.global external @tl_turn_status(0 : i32)
 // CPU-LABEL: func.func @turns
+// CPU: %[[STATUS:.*]] = llvm.mlir.addressof @tl_turn_status
 // CPU: %[[INSIDE:.*]] = arith.cmpi ult
-// CPU: scf.if %[[INSIDE]] {
-// CPU: scf.while
-// CPU: memref.atomic_rmw ori
+// CPU: %[[CAME:.*]] = scf.if %[[INSIDE]] -> (i1) {
+// CPU: func.call @tl_cpu_wait_turn(%{{.*}}, %{{.*}}, %[[STATUS]])
+// CPU: scf.if %[[CAME]] {
 // CPU: scf.for
 // CPU: memref.atomic_rmw addf
 // CPU: scf.if %[[INSIDE]] {

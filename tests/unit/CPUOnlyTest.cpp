@@ -163,3 +163,23 @@ TEST_CASE("out_idx outputs: zeros, or a fill that shows what no kernel writes", 
   CHECK(poisoned[0].at(0) == 1.0f);
   CHECK(std::isnan(poisoned[0].at(63)));
 }
+
+TEST_CASE("in_turn: turns out of launch order end the launch with an error, not a hang", "[ops]") {
+  // Block bx takes turn blocks - 1 - bx: the first blocks launched wait for
+  // turns that only later blocks could pass on, and no worker is free to run
+  // those. After ten seconds the wait gives up and the launch throws. (On the
+  // GPU the wait traps, which ends the CUDA context: no GPU test of it.)
+  const int blocks = 8;
+  Program p("reversed_turns");
+  Buffer Sum = p.tensor("Sum", {1}, f32);
+  Buffer Turn = p.tensor("Turn", {1}, i32);
+  p.kernel({blocks}, 32, [&](Expr bx) {
+    in_turn(Turn(0), blocks - 1 - bx,
+            [&] { parallel({1}, [&](Expr j) { atomic_add(Sum(j), 1.0); }); });
+  });
+  CPUKernel kernel(p);
+  kernel.setThreads(2);
+  HostTensor sum({1}, f32), turn({1}, i32);
+  CHECK_THROWS_WITH(kernel.run({&sum, &turn}),
+                    Catch::Contains("never came") && Catch::Contains("launch order"));
+}

@@ -33,6 +33,11 @@ public:
   /// Bytes of on-chip buffers (shared, fragment, local: whole tiles here) one
   /// block keeps on the stack of the thread that runs it.
   std::int64_t onChipBytes() const;
+  /// A launch of a program with tl.in_turn fails when a block's turn does not
+  /// come within ten seconds (turns out of launch order): the blocks then
+  /// skip their turns' bodies and turnFailed() says so after the launch.
+  void clearTurnFailure() const;
+  bool turnFailed() const;
 
 private:
   struct Impl;

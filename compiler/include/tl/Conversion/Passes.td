@@ -14,11 +14,14 @@ def ConvertTLToCPU : Pass<"convert-tl-to-cpu", "::mlir::ModuleOp"> {
     that map. The kernel's body becomes the function's body and its block
     indices trailing index arguments; the grid and thread count stay on the
     function as `tl.grid` and `tl.threads` for the host runtime, which runs
-    the blocks on a thread pool.
+    the blocks on a thread pool. tl.in_turn waits in a call to the host
+    runtime's tl_cpu_wait_turn, which gives up after ten seconds and marks
+    the module's tl_turn_status (HostJIT.cpp).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -97,34 +98,62 @@ struct PipelinedToLoop : OpRewritePattern<PipelinedOp> {
   }
 };
 
-/// The block spins until its counter element holds its turn (an atomic read:
-/// another worker thread runs the block before it), runs the body, and
-/// passes the turn on. The pool hands out blocks in launch order, so the
-/// block whose turn comes first is already running.
-struct InTurnToSpin : OpRewritePattern<InTurnOp> {
+/// The block waits in tl_cpu_wait_turn (HostJIT.cpp) until its counter
+/// element holds its turn (another worker thread runs the block before it:
+/// the pool hands out blocks in launch order), runs the body, and passes the
+/// turn on. A turn that does not come within ten seconds never will: the
+/// wait gives up, marks the launch failed (the module's tl_turn_status, which
+/// the runtime reads after the launch) and the body is skipped, so the launch
+/// ends with an error instead of hanging. An index outside the counter waits
+/// for nothing and passes nothing on.
+struct InTurnToCall : OpRewritePattern<InTurnOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(InTurnOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Type i32 = rewriter.getI32Type();
+    MLIRContext *context = rewriter.getContext();
+    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type(), i1 = rewriter.getI1Type();
+    auto pointer = LLVM::LLVMPointerType::get(context);
+    auto module = op->getParentOfType<ModuleOp>();
+    declareTurnRuntime(rewriter, module, pointer, i32, i1);
+
     Value counter = op.getCounter();
     ValueRange indices = op.getIndices();
-    // An index outside the counter waits for nothing and passes nothing on.
+    auto type = cast<MemRefType>(counter.getType());
     Value inside = insideBuffer(rewriter, loc, counter, indices);
+    // The element's address: row-major in the counter's static shape.
+    Value linear = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    for (auto [index, extent] : llvm::zip(indices, type.getShape()))
+      linear = arith::AddIOp::create(
+          rewriter, loc,
+          arith::MulIOp::create(rewriter, loc, linear,
+                                arith::ConstantIndexOp::create(rewriter, loc, extent)),
+          index);
+    Value offset = arith::MulIOp::create(rewriter, loc, linear,
+                                         arith::ConstantIndexOp::create(rewriter, loc, 4));
+    offset = arith::SelectOp::create(rewriter, loc, inside, offset,
+                                     arith::ConstantIndexOp::create(rewriter, loc, 0));
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, counter);
+    Value address = LLVM::IntToPtrOp::create(
+        rewriter, loc, pointer,
+        arith::IndexCastOp::create(rewriter, loc, i64,
+                                   arith::AddIOp::create(rewriter, loc, base, offset))
+            .getResult());
+    Value status = LLVM::AddressOfOp::create(rewriter, loc, pointer, kTurnStatus);
     Value turn = arith::IndexCastOp::create(rewriter, loc, i32, op.getTurn());
-    scf::IfOp::create(rewriter, loc, inside, [&](OpBuilder &b, Location loc) {
-      Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-      auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-      b.createBlock(&spin.getBefore());
-      Value seen =
-          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::ori, zero, counter, indices);
-      Value waiting = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, seen, turn);
-      scf::ConditionOp::create(b, loc, waiting, ValueRange{});
-      b.createBlock(&spin.getAfter());
-      scf::YieldOp::create(b, loc);
-      b.setInsertionPointAfter(spin);
-      scf::YieldOp::create(b, loc);
-    });
-    rewriter.inlineBlockBefore(&op.getBody().front(), op);
+    auto wait = scf::IfOp::create(
+        rewriter, loc, inside,
+        [&](OpBuilder &b, Location loc) {
+          Value ok = func::CallOp::create(b, loc, kWaitTurn, TypeRange{i1},
+                                          ValueRange{address, turn, status})
+                         .getResult(0);
+          scf::YieldOp::create(b, loc, ok);
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, arith::ConstantIntOp::create(b, loc, i1, 1).getResult());
+        });
+    auto inTurn = scf::IfOp::create(rewriter, loc, wait.getResult(0), /*withElse=*/false);
+    rewriter.inlineBlockBefore(&op.getBody().front(), inTurn.thenBlock()->getTerminator());
+    rewriter.setInsertionPoint(inTurn.thenBlock()->getTerminator());
     scf::IfOp::create(rewriter, loc, inside, [&](OpBuilder &b, Location loc) {
       Value next = arith::IndexCastOp::create(b, loc, i32, op.getNext());
       memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, next, counter, indices);
@@ -132,6 +161,24 @@ struct InTurnToSpin : OpRewritePattern<InTurnOp> {
     });
     rewriter.eraseOp(op);
     return success();
+  }
+
+  static constexpr const char *kWaitTurn = "tl_cpu_wait_turn";
+  static constexpr const char *kTurnStatus = "tl_turn_status";
+
+  /// `bool tl_cpu_wait_turn(i32 *counter, i32 turn, i32 *status)` and the
+  /// module's `i32 tl_turn_status` (0: every turn came), once per module.
+  static void declareTurnRuntime(PatternRewriter &rewriter, ModuleOp module, Type pointer, Type i32,
+                                 Type i1) {
+    if (module.lookupSymbol(kWaitTurn))
+      return;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(module.getBody());
+    auto wait = func::FuncOp::create(rewriter, module.getLoc(), kWaitTurn,
+                                     rewriter.getFunctionType({pointer, i32, pointer}, {i1}));
+    wait.setPrivate();
+    LLVM::GlobalOp::create(rewriter, module.getLoc(), i32, /*isConstant=*/false,
+                           LLVM::Linkage::External, kTurnStatus, rewriter.getI32IntegerAttr(0));
   }
 };
 
@@ -186,7 +233,7 @@ struct ConvertTLToCPUPass : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPa
     RewritePatternSet patterns(&getContext());
     patterns.add<AllocToAlloca<AllocSharedOp>, AllocToAlloca<AllocFragmentOp>,
                  AllocToAlloca<AllocLocalOp>, FillToLoops, ParallelToLoops, PipelinedToLoop,
-                 InTurnToSpin, EraseAnnotateLayout>(&getContext());
+                 InTurnToCall, EraseAnnotateLayout>(&getContext());
     populateTileOpsToLoopsPatterns(patterns, layouts);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

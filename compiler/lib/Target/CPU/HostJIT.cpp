@@ -17,12 +17,40 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 
 namespace tl {
 namespace {
+
+/// How long a block waits for its tl.in_turn turn before the launch fails.
+constexpr std::chrono::seconds kTurnTimeout(10);
+
+/// tl.in_turn on the host (TLToCPU.cpp): waits until *counter == turn
+/// (acquire) and returns true; returns false, with *status set, once the
+/// turn has not come for kTurnTimeout or another block of the launch gave
+/// up (its status is the launch's).
+extern "C" bool tl_cpu_wait_turn(std::int32_t *counter, std::int32_t turn, std::int32_t *status) {
+  std::atomic_ref<std::int32_t> value(*counter), failed(*status);
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned spins = 1;; ++spins) {
+    if (value.load(std::memory_order_acquire) == turn)
+      return true;
+    if (failed.load(std::memory_order_relaxed))
+      return false;
+    if (spins % 256 == 0) {
+      if (std::chrono::steady_clock::now() - start > kTurnTimeout) {
+        failed.store(1, std::memory_order_relaxed);
+        return false;
+      }
+      std::this_thread::yield();
+    }
+  }
+}
 
 /// f16 conversions for hosts without instructions for them (the JIT then
 /// calls these compiler-rt helpers).
@@ -42,6 +70,7 @@ void initializeNativeTarget() {
 struct HostExecutable::Impl {
   std::unique_ptr<ExecutionEngine> engine;
   Entry entry = nullptr;
+  std::int32_t *turnStatus = nullptr; // the module's tl_turn_status, if it has one
   std::vector<std::int64_t> grid;
   std::int64_t threads = 0, onChipBytes = 0;
 };
@@ -52,6 +81,15 @@ HostExecutable::Entry HostExecutable::entry() const { return impl_->entry; }
 const std::vector<std::int64_t> &HostExecutable::grid() const { return impl_->grid; }
 std::int64_t HostExecutable::threads() const { return impl_->threads; }
 std::int64_t HostExecutable::onChipBytes() const { return impl_->onChipBytes; }
+
+void HostExecutable::clearTurnFailure() const {
+  if (impl_->turnStatus)
+    std::atomic_ref<std::int32_t>(*impl_->turnStatus).store(0);
+}
+
+bool HostExecutable::turnFailed() const {
+  return impl_->turnStatus && std::atomic_ref<std::int32_t>(*impl_->turnStatus).load() != 0;
+}
 
 std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &program, bool timing) {
   DefaultTimingManager timingManager; // prints its report when it goes, if enabled
@@ -100,8 +138,17 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &prog
                                           llvm::JITSymbolFlags::Exported};
     symbols[interner("__truncsfhf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tl_truncsfhf2),
                                          llvm::JITSymbolFlags::Exported};
+    symbols[interner("tl_cpu_wait_turn")] = {llvm::orc::ExecutorAddr::fromPtr(&tl_cpu_wait_turn),
+                                             llvm::JITSymbolFlags::Exported};
     return symbols;
   });
+  if (module->lookupSymbol("tl_turn_status")) {
+    auto status = impl->engine->lookup("tl_turn_status");
+    if (!status)
+      throw std::runtime_error("host JIT: no tl_turn_status in '" + p.name +
+                               "': " + llvm::toString(status.takeError()));
+    impl->turnStatus = static_cast<std::int32_t *>(*status);
+  }
   auto entry = impl->engine->lookupPacked(p.name);
   if (!entry)
     throw std::runtime_error("host JIT: no entry for '" + p.name +

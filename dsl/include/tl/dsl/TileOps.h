@@ -119,9 +119,9 @@ template <typename F> void if_(const Expr &cond, F &&then, SourceLoc loc = Sourc
 /// FlashAttention-3 orders its dQ). Each element's turns must start at its
 /// value before the launch and be taken in the grid's launch order (x
 /// fastest, then y, then z), the order in which the GPU starts blocks; a turn
-/// that never comes would hang, and the GPU ends such a wait with a trap (an
-/// error from the launch) after about ten seconds. The body takes no
-/// arguments.
+/// that never comes would hang: after about ten seconds the GPU ends the wait
+/// with a trap and the CPU backend with an error from the launch. The body
+/// takes no arguments.
 template <typename F>
 void in_turn(const Access &counter, const Expr &turn, F &&body,
              SourceLoc loc = SourceLoc::current()) {

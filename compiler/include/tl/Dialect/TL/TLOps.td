@@ -180,8 +180,9 @@ def TL_InTurnOp : TL_Op<"in_turn", [SingleBlock, NoTerminator, RecursiveMemoryEf
     at a time, in the order of their turns: atomic adds in the body happen in
     a fixed order (a deterministic sum). The turns of one element must be
     taken in the grid's launch order (x fastest, then y, then z) and start at
-    the element's value before the launch; a turn that never comes is a hang,
-    which the GPU ends with a trap after about ten seconds.
+    the element's value before the launch. A turn that never comes would
+    hang: after about ten seconds the GPU traps and the CPU backend's launch
+    fails with an error.
   }];
   let arguments = (ins Arg<MemRefOf<[I32]>, "", [MemRead, MemWrite]>:$counter,
                        Variadic<Index>:$indices, Index:$turn, Index:$next);
