@@ -259,20 +259,32 @@ void reduce_abssum(const Buffer &src, const Buffer &dst, int dim, bool clear, So
   reduce(tl::ReduceKind::abssum, src, dst, dim, clear, "reduce_abssum", loc);
 }
 
+namespace {
+/// The indices of the one element `access` names, one point per dimension;
+/// an error at the author's line otherwise ("<what> gives 3 subscript(s) but
+/// the buffer has rank 4", "<takes> one element: a point per dimension").
+SmallVector<Value> elementIndices(ProgramImpl &p, const Access &access, const std::string &what,
+                                  const char *takes, SourceLoc loc, Location location) {
+  const Buffer &buffer = access.buffer();
+  if (static_cast<std::int64_t>(access.indices().size()) != buffer.rank())
+    fail(loc, fmt::format("{} gives {} subscript(s) but the buffer has rank {}", what,
+                          access.indices().size(), buffer.rank()));
+  SmallVector<Value> indices;
+  for (const Index &index : access.indices()) {
+    if (!index.isPoint())
+      fail(loc, fmt::format("{} one element: a point per dimension", takes));
+    indices.push_back(materialize(p, index.start(), p.builder.getIndexType(), location));
+  }
+  return indices;
+}
+} // namespace
+
 void atomic_add(const Access &dst, const Expr &value, SourceLoc loc) {
   ProgramImpl &p = activeProgram("atomic_add", loc);
   Location location = toLocation(p, loc);
   const Buffer &buffer = dst.buffer();
-  if (static_cast<std::int64_t>(dst.indices().size()) != buffer.rank())
-    fail(loc, fmt::format("atomic_add to '{}' gives {} subscript(s) but the "
-                          "buffer has rank {}",
-                          buffer.name(), dst.indices().size(), buffer.rank()));
-  SmallVector<Value> indices;
-  for (const Index &index : dst.indices()) {
-    if (!index.isPoint())
-      fail(loc, "atomic_add takes one element: a point per dimension");
-    indices.push_back(materialize(p, index.start(), p.builder.getIndexType(), location));
-  }
+  SmallVector<Value> indices = elementIndices(
+      p, dst, fmt::format("atomic_add to '{}'", buffer.name()), "atomic_add takes", loc, location);
   Value v = materialize(p, value, toMLIR(p.context.get(), buffer.dtype()), location);
   auto op = AtomicAddOp::create(p.builder, location, unwrap(buffer), indices, v);
   verifyOrThrow(p, op, false);
@@ -344,15 +356,9 @@ void inTurn(const Access &counter, const Expr &turn, const Expr &next, int arity
   if (buffer.dtype() != DType::i32)
     fail(loc, fmt::format("in_turn's counter '{}' must be an i32 tensor, got {}", buffer.name(),
                           toString(buffer.dtype())));
-  if (static_cast<std::int64_t>(counter.indices().size()) != buffer.rank())
-    fail(loc, fmt::format("in_turn's counter '{}' gives {} subscript(s) but the buffer has rank {}",
-                          buffer.name(), counter.indices().size(), buffer.rank()));
-  SmallVector<Value> indices;
-  for (const Index &index : counter.indices()) {
-    if (!index.isPoint())
-      fail(loc, "in_turn's counter is one element: a point per dimension");
-    indices.push_back(materialize(p, index.start(), p.builder.getIndexType(), location));
-  }
+  SmallVector<Value> indices =
+      elementIndices(p, counter, fmt::format("in_turn's counter '{}'", buffer.name()),
+                     "in_turn's counter is", loc, location);
   Type index = p.builder.getIndexType();
   Value turnValue = materialize(p, turn, index, location);
   Value nextValue = next.valid() ? materialize(p, next, index, location)

@@ -215,6 +215,19 @@ Value insideBuffer(OpBuilder &b, Location loc, Value buffer, ValueRange indices)
   return inside;
 }
 
+Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange indices) {
+  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [d, i] : llvm::enumerate(indices)) {
+    int64_t stride = 1;
+    for (int64_t extent : shape.drop_front(d + 1))
+      stride *= extent;
+    linear = arith::AddIOp::create(
+        b, loc, linear,
+        arith::MulIOp::create(b, loc, i, arith::ConstantIndexOp::create(b, loc, stride)));
+  }
+  return linear;
+}
+
 Value reductionIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
   if (kind == ReduceKind::sum || kind == ReduceKind::abssum)
     return zeroOf(b, loc, type);

@@ -62,6 +62,10 @@ mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc, ReduceKind 
 mlir::Value insideBuffer(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
                          mlir::ValueRange indices);
 
+/// The row-major position of `indices` in a buffer of static `shape`.
+mlir::Value linearIndex(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
+                        mlir::ValueRange indices);
+
 } // namespace tl::lowering
 
 namespace tl::cpu {

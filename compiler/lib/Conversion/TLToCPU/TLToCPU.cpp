@@ -120,16 +120,9 @@ struct InTurnToCall : OpRewritePattern<InTurnOp> {
     ValueRange indices = op.getIndices();
     auto type = cast<MemRefType>(counter.getType());
     Value inside = insideBuffer(rewriter, loc, counter, indices);
-    // The element's address: row-major in the counter's static shape.
-    Value linear = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    for (auto [index, extent] : llvm::zip(indices, type.getShape()))
-      linear = arith::AddIOp::create(
-          rewriter, loc,
-          arith::MulIOp::create(rewriter, loc, linear,
-                                arith::ConstantIndexOp::create(rewriter, loc, extent)),
-          index);
-    Value offset = arith::MulIOp::create(rewriter, loc, linear,
-                                         arith::ConstantIndexOp::create(rewriter, loc, 4));
+    Value offset =
+        arith::MulIOp::create(rewriter, loc, linearIndex(rewriter, loc, type.getShape(), indices),
+                              arith::ConstantIndexOp::create(rewriter, loc, 4));
     offset = arith::SelectOp::create(rewriter, loc, inside, offset,
                                      arith::ConstantIndexOp::create(rewriter, loc, 0));
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, counter);

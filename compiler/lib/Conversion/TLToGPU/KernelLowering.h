@@ -403,8 +403,9 @@ private:
   Value inlineAsm(Location loc, Type resultType, ValueRange operands, const std::string &text,
                   StringRef constraints);
 
-  /// The row-major position of `indices` in a tile of `shape`.
-  Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange indices);
+  /// A global pointer (address space 1) `offset` bytes past `base`, a
+  /// buffer's aligned pointer (memref.extract_aligned_pointer_as_index).
+  static Value globalPointer(OpBuilder &b, Location loc, Value base, Value offset);
 
   /// The 32-bit shared-memory address of buffer[indices] (the last two
   /// indices swizzled where the tile is).

@@ -125,16 +125,6 @@ Value KernelLowering::inlineAsm(Location loc, Type resultType, ValueRange operan
       .getResult(0);
 }
 
-Value KernelLowering::linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                                  ValueRange indices) {
-  Value linear = index(b, loc, 0);
-  for (auto [d, i] : llvm::enumerate(indices))
-    linear = arith::AddIOp::create(
-        b, loc, linear,
-        arith::MulIOp::create(b, loc, i, index(b, loc, product(shape.drop_front(d + 1)))));
-  return linear;
-}
-
 Value KernelLowering::sharedAddress(Location loc, Value buffer, ValueRange indices) {
   auto &b = rewriter;
   auto type = cast<MemRefType>(buffer.getType());

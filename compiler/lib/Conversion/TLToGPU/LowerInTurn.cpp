@@ -33,7 +33,6 @@ constexpr int64_t kTurnTimeoutNs = 10'000'000'000;
 LogicalResult KernelLowering::lowerInTurn(InTurnOp op) {
   auto &b = rewriter;
   Location loc = op.getLoc();
-  MLIRContext *context = b.getContext();
   Value counter = op.getCounter();
   auto type = cast<MemRefType>(counter.getType());
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -42,12 +41,8 @@ LogicalResult KernelLowering::lowerInTurn(InTurnOp op) {
   Value offset = arith::MulIOp::create(
       b, loc, linearIndex(b, loc, type.getShape(), op.getIndices()), index(b, loc, 4));
   offset = arith::SelectOp::create(b, loc, inside, offset, index(b, loc, 0));
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, counter);
-  Value address =
-      arith::IndexCastOp::create(b, loc, i64, arith::AddIOp::create(b, loc, base, offset));
-  Value pointer = LLVM::AddrSpaceCastOp::create(
-      b, loc, LLVM::LLVMPointerType::get(context, 1),
-      LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(context), address));
+  Value pointer = globalPointer(
+      b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, counter), offset);
   Value turn = arith::IndexCastOp::create(b, loc, i32, op.getTurn());
   Value first = arith::AndIOp::create(
       b, loc, inside,

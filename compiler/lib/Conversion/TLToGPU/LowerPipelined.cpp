@@ -199,7 +199,6 @@ void KernelLowering::issuePieces(CopyOp copy, ValueRange srcOffsets, Value tile,
   pieces.back() /= width;
   auto &ctx = *rewriter.getContext();
   auto sharedPtr = LLVM::LLVMPointerType::get(&ctx, 3);
-  auto globalPtr = LLVM::LLVMPointerType::get(&ctx, 1);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, src);
   forSpread(loc, pieces, [&](OpBuilder &b, Location loc, ValueRange at) {
     SmallVector<Value> s(at);
@@ -211,10 +210,7 @@ void KernelLowering::issuePieces(CopyOp copy, ValueRange srcOffsets, Value tile,
     Value offset =
         arith::MulIOp::create(b, loc, linear, index(b, loc, srcType.getElementTypeBitWidth() / 8));
     offset = arith::SelectOp::create(b, loc, inside, offset, index(b, loc, 0));
-    Value address = arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                               arith::AddIOp::create(b, loc, base, offset));
-    Value generic = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(&ctx), address);
-    Value from_ = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, generic);
+    Value from_ = globalPointer(b, loc, base, offset);
     Value to_ = LLVM::IntToPtrOp::create(b, loc, sharedPtr, sharedAddress(loc, tile, to));
     Value size =
         arith::SelectOp::create(b, loc, inside, arith::ConstantIntOp::create(b, loc, bytes, 32),
@@ -223,6 +219,15 @@ void KernelLowering::issuePieces(CopyOp copy, ValueRange srcOffsets, Value tile,
         b, loc, to_, from_, static_cast<uint32_t>(bytes),
         bytes == 16 ? NVVM::LoadCacheModifierKind::CG : NVVM::LoadCacheModifierKind::CA, size);
   });
+}
+
+Value KernelLowering::globalPointer(OpBuilder &b, Location loc, Value base, Value offset) {
+  Value address = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                             arith::AddIOp::create(b, loc, base, offset));
+  Value generic =
+      LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+  return LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1),
+                                       generic);
 }
 
 } // namespace tl::gpu_lowering
