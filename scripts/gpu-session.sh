@@ -32,6 +32,10 @@
 #             summing dQ in key-block order) on the same shapes, then the peers;
 #             memcheck, racecheck and synccheck on the in_turn and deterministic
 #             MHA tests                   -> deterministic.jsonl, sanitize-deterministic.log
+#   no-lsr    tl-bench-gpu with LLVM's loop strength reduction and without it
+#             (TLC_LLVM_OPTIONS=-disable-lsr), the default run again after it
+#             (the noise), on the tuned configurations and the reference's
+#             (--fwd/--bwd)                                     -> no-lsr.jsonl
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -61,6 +65,16 @@ for part in "$@"; do
       echo "--- $tool" | tee -a "$out/sanitize-deterministic.log"
       compute-sanitizer --tool $tool ./bin/tl-gpu-tests \
         "in_turn*,MHA backward in deterministic*" 2>&1 | tail -4 | tee -a "$out/sanitize-deterministic.log"
+    done ;;
+  no-lsr)
+    args=(4,32,4096,64 4,16,4096,128 4,16,4096,256 16,32,1024,64 8,32,256,64)
+    for variant in default no-lsr default; do
+      llvm=
+      [[ $variant == no-lsr ]] && llvm=-disable-lsr
+      echo "{\"variant\": \"$variant\"}" | tee -a "$out/no-lsr.jsonl"
+      TLC_LLVM_OPTIONS=$llvm ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/no-lsr.jsonl"
+      TLC_LLVM_OPTIONS=$llvm ./bin/tl-bench-gpu --fwd 64,64,32,0 --bwd 128,128,32,0 8,32,256,64 \
+        2>&1 | tee -a "$out/no-lsr.jsonl"
     done ;;
   tests)
     bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"

@@ -278,9 +278,12 @@ GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit) {
 
 std::string gpuCacheTarget(const std::string &arch, const GPUCompileOptions &options) {
   std::int64_t limit = options.sharedMemoryLimit;
+  // LLVM's options (TLC_LLVM_OPTIONS, read by the compiler) change the code too.
+  const char *llvm = std::getenv("TLC_LLVM_OPTIONS");
   return (limit ? arch + " shared<=" + std::to_string(limit) : arch) +
          (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async") +
-         (options.warpSpecialize ? "" : " no-producer-warp");
+         (options.warpSpecialize ? "" : " no-producer-warp") +
+         (llvm && *llvm ? std::string(" llvm:") + llvm : "");
 }
 
 GPUBinary compileForGPUCached(const ModuleHandle &program, const std::string &arch, bool useCache,

@@ -17,7 +17,6 @@
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -29,12 +28,17 @@
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <cstdlib>
 #include <mutex>
 
 extern "C" {
@@ -63,6 +67,25 @@ void initializeNVPTX() {
     if (auto it = options.find("nvptx-short-ptr"); it != options.end())
       it->second->addOccurrence(0, "nvptx-short-ptr", "true");
   });
+  // TLC_LLVM_OPTIONS="-disable-lsr ...": LLVM's own options, parsed once, for
+  // measuring what one of LLVM's choices costs or buys.
+  static const std::string optionsError = [] {
+    const char *extra = std::getenv("TLC_LLVM_OPTIONS");
+    if (!extra)
+      return std::string();
+    llvm::SmallVector<const char *> argv = {"tlc"};
+    llvm::BumpPtrAllocator allocator;
+    llvm::StringSaver saver(allocator);
+    llvm::cl::TokenizeGNUCommandLine(extra, saver, argv);
+    std::string errors;
+    llvm::raw_string_ostream errorStream(errors);
+    if (llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(), "",
+                                          &errorStream))
+      return std::string();
+    return "TLC_LLVM_OPTIONS: " + errors;
+  }();
+  if (!optionsError.empty())
+    throw std::invalid_argument(optionsError);
 }
 
 void registerGPULowering(MLIRContext &context) {
@@ -101,6 +124,28 @@ llvm::TargetMachine *nvptxMachine(const std::string &arch) {
                                      llvm::CodeGenOptLevel::Aggressive);
 }
 
+/// LLVM's O3 pipeline for NVPTX (as MLIR's makeOptimizingTransformer builds
+/// it) without the SLP vectorizer. Most kernels reach LLVM fully unrolled,
+/// and the SLP vectorizer took a tenth of a D=256 forward's compile searching
+/// their long straight-line blocks for horizontal reductions, to change no
+/// shipped kernel's PTX (scripts/kernel-snapshot.sh). NVPTX's own load/store
+/// vectorizer still runs in code generation.
+void optimizeO3(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PipelineTuningOptions tuning;
+  tuning.SLPVectorization = false;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, modules);
+}
+
 /// The kernel module as optimized LLVM IR for `machine` (what NVPTX compiles).
 std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMachine &machine,
                                             const std::string &name, llvm::LLVMContext &llvmContext,
@@ -128,8 +173,7 @@ std::unique_ptr<llvm::Module> optimizedLLVM(Operation *gpuModule, llvm::TargetMa
     if (global.getAddressSpace() == 3 && global.getAlign().valueOrOne() < sharedAlign)
       global.setAlignment(sharedAlign);
   TimingScope optimization = timing.nest("LLVM optimization (O3)");
-  if (llvm::Error err = makeOptimizingTransformer(3, 0, &machine)(llvmModule.get()))
-    throw std::runtime_error("PTX: optimizing failed: " + llvm::toString(std::move(err)));
+  optimizeO3(*llvmModule, machine);
   return llvmModule;
 }
 
