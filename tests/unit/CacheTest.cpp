@@ -98,6 +98,18 @@ TEST_CASE("keys change with the program and the target", "[cache]") {
   CHECK(key != KernelCache::key(c, "sm_80"));
 }
 
+TEST_CASE("the cache target names the path and LLVM's options", "[cache]") {
+  tl::GPUCompileOptions options;
+  CHECK(tl::runtime::gpuCacheTarget("sm_90a", options) == "sm_90a");
+  options.wgmma = false;
+  CHECK(tl::runtime::gpuCacheTarget("sm_90a", options) == "sm_90a mma.sync");
+  options.wgmma = true;
+  // An entry compiled with other LLVM options is another kernel.
+  ::setenv("TLC_LLVM_OPTIONS", "-disable-lsr", 1);
+  CHECK(tl::runtime::gpuCacheTarget("sm_90a", options) == "sm_90a llvm:-disable-lsr");
+  ::unsetenv("TLC_LLVM_OPTIONS");
+}
+
 TEST_CASE("a corrupt or truncated entry is a miss, and is rebuilt", "[cache]") {
   TempDir dir;
   KernelCache cache(dir.path.string());
