@@ -36,6 +36,11 @@
 #             (TLC_LLVM_OPTIONS=-disable-lsr), the default run again after it
 #             (the noise), on the tuned configurations and the reference's
 #             (--fwd/--bwd)                                     -> no-lsr.jsonl
+#   stage-o   tl-bench-gpu with the forward's O through a shared tile and without
+#             (--stage-o=1|0, twice each, alternating), then the peers; the
+#             stage_O MHA test under memcheck, racecheck and synccheck
+#             (STAGE_O_SHAPES="B,H,S,D ..." replaces the shapes)
+#                                       -> stage-o.jsonl, sanitize-stage-o.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -75,6 +80,20 @@ for part in "$@"; do
       TLC_LLVM_OPTIONS=$llvm ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/no-lsr.jsonl"
       TLC_LLVM_OPTIONS=$llvm ./bin/tl-bench-gpu --fwd 64,64,32,0 --bwd 128,128,32,0 8,32,256,64 \
         2>&1 | tee -a "$out/no-lsr.jsonl"
+    done ;;
+  stage-o)
+    args=(${STAGE_O_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 4,16,4096,128 4,16,4096,256})
+    for variant in 0 1 0 1; do
+      ./bin/tl-bench-gpu --stage-o=$variant "${args[@]}" 2>&1 | tee -a "$out/stage-o.jsonl"
+    done
+    peers=()
+    for shape in "${args[@]}"; do peers+=(--shape "$shape"); done
+    python3 sdpa_peer.py "${peers[@]}" 2>&1 | tee -a "$out/stage-o.jsonl"
+    for tool in memcheck racecheck synccheck; do
+      echo "--- $tool" | tee -a "$out/sanitize-stage-o.log"
+      compute-sanitizer --tool $tool ./bin/tl-gpu-tests \
+        "MHA forward writing O through*,MHA in the tuned configurations*" 2>&1 |
+        tail -4 | tee -a "$out/sanitize-stage-o.log"
     done ;;
   tests)
     bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"

@@ -80,6 +80,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
       c.fwdBlockM = 64, c.fwdBlockN = 64;
     else if (seqLen >= 4096) // a producer warpgroup loads K and V
       c.fwdProducer = true;
+    // O leaves through a shared tile by a TMA store: 2-16% faster up to
+    // S = 1024 (most at D=256), level to 2% faster from 4096; with the
+    // producer warpgroup it spills (results/2026-12-02-h200-ncu-forward.md).
+    c.fwdStageO = !c.fwdProducer;
   }
   return c;
 }
@@ -91,7 +95,8 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
   BlockSizes b =
       config.fwdBlockM ? BlockSizes{config.fwdBlockM, config.fwdBlockN} : forwardBlocks(dim);
   return flashattn_fwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
-                       config.fwdThreads, config.fwdStages, config.fwdWgmma, config.fwdProducer);
+                       config.fwdThreads, config.fwdStages, config.fwdWgmma, config.fwdProducer,
+                       config.fwdStageO);
 }
 
 BlockSizes backwardBlocks(int dim, const AttentionConfig &config) {

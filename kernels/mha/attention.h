@@ -23,6 +23,7 @@ struct AttentionConfig {
   bool bwdStaged = false;   // flashattn_bwd_staged instead of the reference's flashattn_bwd
   bool fwdWgmma = false;    // sm_90a: the forward's gemms as wgmma (flashattn_fwd's allow_wgmma)
   bool fwdProducer = false; // sm_90a, with fwdWgmma: a producer warpgroup loads K and V
+  bool fwdStageO = false;   // O goes out through a shared tile (sm_90a: a TMA store)
   /// The backward adds into dQ in a fixed order (key blocks one after another
   /// for each query block), so dQ has the same bits on every run; its main
   /// kernel then takes a dQ_turns tensor after dQ (mha.h's backwardTensors).

@@ -2,7 +2,8 @@
 // with three deviations that keep its results: keys past a ragged end are
 // masked; the causal mask is built only for the key blocks that cross the
 // diagonal (the others start from zeros, as the non-causal kernel does); and
-// causal query blocks run heaviest first (over groups of heads).
+// causal query blocks run heaviest first (over groups of heads). Optionally
+// (stage_O) O leaves through a shared tile.
 #include "mha/mha.h"
 
 #include <cmath>
@@ -12,7 +13,7 @@ using namespace tl::dsl;
 
 Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                       int block_N, int threads, int num_stages, bool allow_wgmma,
-                      bool producer_warpgroup) {
+                      bool producer_warpgroup, bool stage_O) {
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
@@ -108,7 +109,13 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
       parallel({block_M}, [&](Expr i) { logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i); });
     });
     parallel({block_M, dim}, [&](Expr i, Expr j) { acc_o(i, j) /= logsum(i); });
-    copy(acc_o, Output(bz, slice(bx * block_M, block_M), by, all));
+    if (stage_O) { // its bytes are the loop's tiles', which are dead by now
+      Buffer O_shared = alloc_shared({block_M, dim}, dtype);
+      copy(acc_o, O_shared);
+      copy(O_shared, Output(bz, slice(bx * block_M, block_M), by, all));
+    } else {
+      copy(acc_o, Output(bz, slice(bx * block_M, block_M), by, all));
+    }
     parallel({block_M}, [&](Expr i) { logsum(i) = log2(logsum(i)) + scores_max(i) * scale; });
     copy(logsum, lse(bz, by, slice(bx * block_M, block_M)));
   });

@@ -23,9 +23,12 @@ namespace tl::kernels::mha {
 /// blocks the autotuner chose for it (results/2026-12-01-h200-mha-autotune.md).
 /// `producer_warpgroup` asks for use_producer_warpgroup: on sm_90a, with
 /// wgmma and K and V loaded by TMA, one more warpgroup issues the loads.
+/// `stage_O` writes O through a shared tile (on sm_90a a TMA store) instead
+/// of each thread's pairs straight from the accumulator, as the reference does.
 dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
-                           bool allow_wgmma = false, bool producer_warpgroup = false);
+                           bool allow_wgmma = false, bool producer_warpgroup = false,
+                           bool stage_O = false);
 
 /// Delta = rowsum(O * dO)               (out_idx = [2])
 dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,

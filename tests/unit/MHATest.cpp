@@ -109,6 +109,25 @@ TEST_CASE("MHA forward with a producer warpgroup loading K and V (use_producer_w
     }
 }
 
+TEST_CASE("MHA forward writing O through a shared tile (stage_O)", "[mha][small]") {
+  // The tile takes the bytes of the loop's tiles; on sm_90a it leaves by a TMA
+  // store (rows past a ragged end are clipped), elsewhere by 16-byte stores.
+  // With and without the producer warpgroup (D = 256's long-sequence forward).
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (bool producer : {false, true}) {
+        mha::AttentionConfig config = mha::tunedConfig(dim, causal);
+        config.fwdStageO = true;
+        if (producer) {
+          config.fwdWgmma = config.fwdProducer = true;
+          if (dim != 256)
+            config.fwdStages = 2;
+        }
+        checkMHA(1, 2, 256, dim, causal, config);
+        checkMHA(1, 2, 200, dim, causal, config);
+      }
+}
+
 TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)",
           "[mha][small]") {
   for (auto [blockM, blockN, threads] : {std::tuple{64, 32, 128}, std::tuple{128, 64, 256}}) {

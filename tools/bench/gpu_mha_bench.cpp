@@ -5,9 +5,11 @@
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
-//                [--autotune[=forward|backward]] [--deterministic] [B,H,S,D ...]
+//                [--autotune[=forward|backward]] [--deterministic] [--stage-o=0|1]
+//                [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
+// --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --autotune: tl::autotune picks the forward's and the backward main kernel's
 // configurations (=forward, =backward: one of them) per shape from the spaces below (every
 // candidate's time is printed, "peer": "tlc-candidate"), then the winners run as above.
@@ -43,6 +45,7 @@ int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS
 bool bwdStagedOverride = false;                         // --bwd-staged: flashattn_bwd_staged
 bool autotuneForward = false, autotuneBackward = false; // --autotune[=forward|backward]
 bool deterministic = false; // --deterministic: dQ summed in key-block order
+int stageO = -1;            // --stage-o=0|1: the forward's O through a shared tile or not
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -113,7 +116,8 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
 std::string forwardText(const mha::AttentionConfig &c) {
   return std::to_string(c.fwdBlockM) + "x" + std::to_string(c.fwdBlockN) + "/" +
          std::to_string(c.fwdThreads) + "/s" + std::to_string(c.fwdStages) +
-         (c.fwdWgmma ? " wgmma" : "") + (c.fwdProducer ? " producer" : "");
+         (c.fwdWgmma ? " wgmma" : "") + (c.fwdProducer ? " producer" : "") +
+         (c.fwdStageO ? " stage-O" : "");
 }
 
 std::string backwardText(const mha::AttentionConfig &c) {
@@ -154,6 +158,8 @@ void run(const Shape &s, bool causal) {
     c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
     c.bwdStages = bwdOverride[3], c.bwdStaged = bwdStagedOverride;
   c.deterministic = deterministic;
+  if (stageO >= 0)
+    c.fwdStageO = stageO == 1;
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
@@ -230,6 +236,10 @@ int main(int argc, char **argv) {
       deterministic = true;
       continue;
     }
+    if (arg == "--stage-o=0" || arg == "--stage-o=1") {
+      stageO = arg.back() - '0';
+      continue;
+    }
     if ((arg == "--fwd" || arg == "--bwd" || arg == "--bwd-staged") && i + 1 < argc) {
       int *o = arg == "--fwd" ? fwdOverride : bwdOverride;
       bwdStagedOverride = bwdStagedOverride || arg == "--bwd-staged";
@@ -242,7 +252,7 @@ int main(int argc, char **argv) {
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
       std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
                            "[--autotune[=forward|backward]] [--deterministic] "
-                           "[B,H,S,D ...]\n");
+                           "[--stage-o=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);
