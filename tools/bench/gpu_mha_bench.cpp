@@ -52,6 +52,7 @@ mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = fal
   mha::AttentionConfig c;
   c.fwdBlockM = m, c.fwdBlockN = n, c.fwdThreads = threads, c.fwdStages = stages;
   c.fwdWgmma = wgmma, c.fwdProducer = producer;
+  c.fwdStageO = wgmma && !producer; // as tunedConfig ships the wgmma forward
   return c;
 }
 
@@ -64,8 +65,8 @@ mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = tr
 
 /// The forward configurations --autotune tries for a head dim: those the
 /// earlier sweeps measured best or close (results/), the forward with its
-/// gemms on wgmma (RS for P V), and that with a producer warpgroup loading K
-/// and V (use_producer_warpgroup; not yet measured).
+/// gemms on wgmma (RS for P V; O through a shared tile, stage_O), and that
+/// with a producer warpgroup loading K and V (use_producer_warpgroup).
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
     return {fwd(128, 64, 128, 1),
@@ -158,8 +159,6 @@ void run(const Shape &s, bool causal) {
     c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
     c.bwdStages = bwdOverride[3], c.bwdStaged = bwdStagedOverride;
   c.deterministic = deterministic;
-  if (stageO >= 0)
-    c.fwdStageO = stageO == 1;
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
@@ -175,7 +174,8 @@ void run(const Shape &s, bool causal) {
         },
         {&Q, &K, &V}, forwardText);
     c.fwdBlockM = f.fwdBlockM, c.fwdBlockN = f.fwdBlockN, c.fwdThreads = f.fwdThreads,
-    c.fwdStages = f.fwdStages, c.fwdWgmma = f.fwdWgmma;
+    c.fwdStages = f.fwdStages, c.fwdWgmma = f.fwdWgmma, c.fwdProducer = f.fwdProducer,
+    c.fwdStageO = f.fwdStageO;
   }
   if (autotuneBackward) {
     mha::AttentionConfig b = tuned(
@@ -187,6 +187,8 @@ void run(const Shape &s, bool causal) {
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged;
   }
+  if (stageO >= 0) // after --autotune: the flag decides
+    c.fwdStageO = stageO == 1;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
