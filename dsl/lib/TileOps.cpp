@@ -242,7 +242,13 @@ void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options
   auto op =
       GemmOp::create(p.builder, location, unwrap(A), unwrap(B), unwrap(C), options.transpose_A,
                      options.transpose_B, static_cast<tl::GemmWarpPolicy>(options.policy),
-                     options.clear_accum, !options.allow_wgmma);
+                     options.clear_accum, !options.allow_wgmma, options.wg_wait);
+  verifyOrThrow(p, op, false);
+}
+
+void wait_wgmma(int pending, SourceLoc loc) {
+  ProgramImpl &p = activeProgram("wait_wgmma", loc);
+  auto op = WaitWgmmaOp::create(p.builder, toLocation(p, loc), pending);
   verifyOrThrow(p, op, false);
 }
 

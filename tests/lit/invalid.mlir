@@ -255,3 +255,27 @@ func.func @in_turn_counter_type(%t: memref<4xf32> {tl.name = "T"}) {
   }
   return
 }
+
+// -----
+
+func.func @gemm_wg_wait(%A: memref<64x64xf16>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    // expected-error @+1 {{wg_wait is 0 (complete here) or -1 (stay in flight until wait_wgmma), got 1}}
+    tl.gemm %a, %a, %c {wg_wait = 1} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @wait_wgmma_pending() {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{pending counts gemms still in flight: 0 or more, got -1}}
+    tl.wait_wgmma -1
+  }
+  return
+}

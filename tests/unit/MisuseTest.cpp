@@ -429,3 +429,39 @@ TEST_CASE("a GPU target the code generator does not serve", "[misuse]") {
   CHECK_THROWS_WITH(tl::emitGPUStage(p, "sm_75", "thread"), Catch::Contains("got 'sm_75'"));
   CHECK(tl::compileForGPU(p, "sm_86").ptx.find(".target sm_86") != std::string::npos);
 }
+
+// A gemm left in flight (wg_wait = -1): its accumulator is off limits until
+// wait_wgmma, and the wait must come (errors of the sm_90a lowering, at the
+// author's lines).
+TEST_CASE("a gemm left in flight: touched before wait_wgmma, or never waited for", "[misuse]") {
+  int line = 0;
+  auto program = [&](bool readEarly, bool wait) {
+    Program p("t");
+    Buffer A = p.tensor("A", {64, 64}, f16);
+    Buffer C = p.output("C", {64, 64}, f32);
+    p.kernel({1}, 128, [&](Expr) {
+      Buffer a = alloc_shared({64, 64}, f16);
+      Buffer c = alloc_fragment({64, 64}, f32);
+      copy(A, a);
+      if (!readEarly && !wait) {
+        line = __LINE__; gemm(a, a, c, {.clear_accum = true, .wg_wait = -1});
+      } else
+        gemm(a, a, c, {.clear_accum = true, .wg_wait = -1});
+      if (readEarly) {
+        line = __LINE__; copy(c, C);
+      }
+      if (wait) {
+        wait_wgmma(0);
+        copy(c, C);
+      }
+    });
+    return p;
+  };
+  expectError([&] { tl::compileForGPU(program(true, true), "sm_90a"); }, line,
+              "touches a fragment of a gemm still in flight: wait_wgmma first", kFile);
+  expectError([&] { tl::compileForGPU(program(false, false), "sm_90a"); }, line,
+              "gemm left in flight (wg_wait = -1) with no wait_wgmma after it in its block", kFile);
+  // On mma.sync the gemm completes where it stands: nothing is in flight.
+  CHECK_NOTHROW(tl::compileForGPU(program(false, true), "sm_80"));
+  CHECK_NOTHROW(tl::compileForGPU(program(false, true), "sm_90a"));
+}

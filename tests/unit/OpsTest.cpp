@@ -442,3 +442,40 @@ TEST_CASE("reduce: rows of a gemm tile that several warps share", "[ops]") {
   checkClose("Sum", out[1].toFloat(), sums, 1e-4, 1e-3);
   checkClose("Y", out[2].toFloat(), y, 1e-4, 1e-4);
 }
+
+TEST_CASE("wait_wgmma: a gemm left in flight while registers work on another tile", "[ops]") {
+  // On sm_90a the second gemm stays in flight (wg_wait = -1) while the first
+  // gemm's result is scaled, and wait_wgmma brings its result in (lit
+  // wait-wgmma.mlir shows the order); elsewhere gemms complete where they
+  // stand. Either way: the products.
+  const int M = 64, N = 64, K = 64;
+  Program p("in_flight");
+  Buffer A = p.tensor("A", {M, K}, f16);
+  Buffer B = p.tensor("B", {K, N}, f16);
+  Buffer C = p.output("C", {M, N}, f32);
+  Buffer D = p.output("D", {M, N}, f32);
+  p.kernel({1}, 128, [&](Expr) {
+    Buffer a = alloc_shared({M, K}, f16), b = alloc_shared({K, N}, f16);
+    Buffer c = alloc_fragment({M, N}, f32), d = alloc_fragment({M, N}, f32);
+    copy(A, a);
+    copy(B, b);
+    gemm(a, b, d, {.policy = GemmWarpPolicy::FullRow, .clear_accum = true});
+    gemm(a, b, c, {.policy = GemmWarpPolicy::FullRow, .clear_accum = true, .wg_wait = -1});
+    parallel({M, N}, [&](Expr i, Expr j) { d(i, j) = d(i, j) * 2; });
+    wait_wgmma(0);
+    copy(c, C);
+    copy(d, D);
+  });
+  HostTensor a = randomTensor({M, K}, f16, 60), b = randomTensor({K, N}, f16, 61);
+  std::vector<HostTensor> out = run(p, {&a, &b});
+  std::vector<float> product(M * N), twice(M * N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double sum = 0;
+      for (int k = 0; k < K; ++k)
+        sum += double(a.at(i * K + k)) * b.at(k * N + j);
+      product[i * N + j] = static_cast<float>(sum), twice[i * N + j] = static_cast<float>(2 * sum);
+    }
+  checkClose("C", out[0].toFloat(), product, 1e-4, 1e-4);
+  checkClose("D", out[1].toFloat(), twice, 1e-4, 1e-4);
+}

@@ -147,8 +147,20 @@ fs::path buildPlugin(const std::string &input) {
       std::string(" -L") + TLC_LIBRARY_DIR + " -ltl_kernels -ltlc -Wl,-rpath," + TLC_LIBRARY_DIR;
   fs::path dir = fs::path(tl::runtime::KernelCache::defaultDirectory()) / "plugins";
   fs::create_directories(dir);
-  std::string key =
-      tl::runtime::contentHash(readFile(input) + command + link + fs::absolute(input).string());
+  // The plugin links the libraries and inlines their headers: a rebuilt
+  // library (whose headers may have changed a struct the plugin passes) must
+  // not meet a plugin compiled against the old one.
+  std::string libraries;
+  for (const char *name : {"libtlc.so", "libtl_kernels.a"}) {
+    std::error_code error;
+    fs::path library = fs::path(TLC_LIBRARY_DIR) / name;
+    auto size = fs::file_size(library, error);
+    auto time = fs::last_write_time(library, error);
+    libraries += library.string() + ":" + std::to_string(error ? 0 : size) + ":" +
+                 std::to_string(error ? 0 : time.time_since_epoch().count()) + ";";
+  }
+  std::string key = tl::runtime::contentHash(readFile(input) + command + link + libraries +
+                                             fs::absolute(input).string());
   fs::path plugin = dir / (key + ".so");
   if (fs::exists(plugin))
     return plugin;

@@ -184,6 +184,15 @@ struct EraseAnnotateLayout : OpRewritePattern<AnnotateLayoutOp> {
   }
 };
 
+/// Gemms complete where they stand on the CPU: nothing to wait for.
+struct EraseWaitWgmma : OpRewritePattern<WaitWgmmaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(WaitWgmmaOp op, PatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// The kernel's body becomes the function's body; block indices become
 /// trailing index arguments.
 LogicalResult outlineKernel(KernelOp kernel) {
@@ -226,7 +235,7 @@ struct ConvertTLToCPUPass : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPa
     RewritePatternSet patterns(&getContext());
     patterns.add<AllocToAlloca<AllocSharedOp>, AllocToAlloca<AllocFragmentOp>,
                  AllocToAlloca<AllocLocalOp>, FillToLoops, ParallelToLoops, PipelinedToLoop,
-                 InTurnToCall, EraseAnnotateLayout>(&getContext());
+                 InTurnToCall, EraseAnnotateLayout, EraseWaitWgmma>(&getContext());
     populateTileOpsToLoopsPatterns(patterns, layouts);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

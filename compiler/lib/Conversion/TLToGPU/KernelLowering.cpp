@@ -47,6 +47,9 @@ LogicalResult KernelLowering::run() {
   }
   if (failed(lowerBlock(entry)))
     return failure();
+  if (!inFlightGemms.empty())
+    return emitError(inFlightGemms.front().loc,
+                     "gemm left in flight (wg_wait = -1) with no wait_wgmma after it in its block");
   for (auto &[old, fragment] : fragments) {
     if (!old.use_empty())
       return emitError(old.getLoc(), "fragment still used after lowering");
@@ -509,6 +512,8 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
 }
 
 LogicalResult KernelLowering::lowerOp(Operation *op) {
+  if (failed(checkWhileInFlight(op)))
+    return failure();
   rewriter.setInsertionPoint(op);
   Location loc = op->getLoc();
   if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
@@ -555,6 +560,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerCopy(copy);
   if (auto gemm = dyn_cast<GemmOp>(op))
     return lowerGemm(gemm);
+  if (auto wait = dyn_cast<WaitWgmmaOp>(op))
+    return lowerWaitWgmma(wait);
   if (auto reduce = dyn_cast<ReduceOp>(op))
     return lowerReduce(reduce);
   if (auto parallel = dyn_cast<ParallelOp>(op))

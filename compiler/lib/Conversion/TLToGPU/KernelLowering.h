@@ -385,7 +385,27 @@ private:
   /// A gemm on wgmma accumulators: wgmma.mma_async m64nNk16 per 64-row
   /// block, N chunk and k step, B (and A) through shared-memory descriptors,
   /// or A from the registers of a fragment in the wgmma layout (RS wgmma).
+  /// Gemms the author left in flight (wg_wait = -1) on the wgmma path, oldest
+  /// first, one commit group each: tl.wait_wgmma stores the results of those
+  /// it waits for into their accumulators (LowerWgmma.cpp).
+  struct InFlightGemm {
+    Location loc;
+    Block *block;                  // the wait must be in this block too
+    SmallVector<Value, 3> touched; // the accumulator, and A from registers
+    Value storage;                 // the accumulator's registers
+    struct Result {
+      int64_t firstSlot, width;
+      Value value; // the wgmma's accumulator struct
+    };
+    SmallVector<Result> results;
+  };
   LogicalResult lowerGemmWgmma(GemmOp op);
+  /// wgmma.wait_group, then the results of the gemms it waited for.
+  LogicalResult lowerWaitWgmma(WaitWgmmaOp op);
+  void storeWgmmaResults(const InFlightGemm &gemm);
+  /// While gemms are in flight, `op` may do register work on other fragments
+  /// and issue gemms, nothing else (an error says why, at the author's line).
+  LogicalResult checkWhileInFlight(Operation *op);
   /// RS wgmma's A operand for this thread's 64-row block `block` and k step
   /// `kk`: four 32-bit registers of element pairs of the fragment `a`.
   SmallVector<Value, 4> wgmmaRegistersA(Location loc, const Fragment &a, int64_t block, int64_t kk);
@@ -531,6 +551,9 @@ private:
   SmallVector<Attribute> tensorMaps;
   /// Gemms of pipelined loops planned with their wgmma batches in flight.
   llvm::DenseSet<Operation *> wgmmaInFlight;
+  /// Gemms the author left in flight (wg_wait = -1) on the wgmma path, oldest
+  /// first (InFlightGemm).
+  SmallVector<InFlightGemm> inFlightGemms;
   llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset
   PipelinePlans pipelines;
   /// The ticks hint of mbarrier.try_wait.parity: how long one try may

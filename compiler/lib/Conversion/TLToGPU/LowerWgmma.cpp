@@ -184,12 +184,83 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
             .getResult();
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(inFlight ? 1 : 0));
+  InFlightGemm gemm{loc, op->getBlock(), {c}, acc.storage, {}};
+  if (fromRegisters) // wgmma reads A's registers while it runs, too
+    gemm.touched.push_back(a);
   for (const Accumulator &accumulator : accumulators)
-    for (int64_t i = 0; i < accumulator.width / 2; ++i)
-      memref::StoreOp::create(b, loc, LLVM::ExtractValueOp::create(b, loc, accumulator.value, i),
-                              acc.storage, ValueRange{index(b, loc, accumulator.firstSlot + i)});
+    gemm.results.push_back({accumulator.firstSlot, accumulator.width, accumulator.value});
+  if (op.getWgWaitAttr().getInt() == -1) {
+    if (inFlight)
+      return op.emitOpError("wg_wait = -1 in a pipelined loop that already keeps its gemms in "
+                            "flight (tl-plan-pipelines)");
+    inFlightGemms.push_back(std::move(gemm));
+  } else {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(inFlight ? 1 : 0));
+    storeWgmmaResults(gemm);
+  }
   rewriter.eraseOp(op);
+  return success();
+}
+
+void KernelLowering::storeWgmmaResults(const InFlightGemm &gemm) {
+  auto &b = rewriter;
+  for (const InFlightGemm::Result &result : gemm.results)
+    for (int64_t i = 0; i < result.width / 2; ++i)
+      memref::StoreOp::create(b, gemm.loc,
+                              LLVM::ExtractValueOp::create(b, gemm.loc, result.value, i),
+                              gemm.storage, ValueRange{index(b, gemm.loc, result.firstSlot + i)});
+}
+
+LogicalResult KernelLowering::lowerWaitWgmma(WaitWgmmaOp op) {
+  int64_t pending = op.getPendingAttr().getInt();
+  int64_t done = static_cast<int64_t>(inFlightGemms.size()) - pending;
+  if (done > 0) {
+    for (const InFlightGemm &gemm : ArrayRef(inFlightGemms).take_front(done))
+      if (gemm.block != op->getBlock())
+        return (op.emitOpError("waits for a gemm left in flight in another block"),
+                emitRemark(gemm.loc, "the gemm")),
+               failure();
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, op.getLoc(), rewriter.getI64IntegerAttr(pending));
+    for (const InFlightGemm &gemm : ArrayRef(inFlightGemms).take_front(done))
+      storeWgmmaResults(gemm);
+    inFlightGemms.erase(inFlightGemms.begin(), inFlightGemms.begin() + done);
+  }
+  rewriter.eraseOp(op); // nothing in flight (mma.sync, or all waited for): nothing to do
+  return success();
+}
+
+LogicalResult KernelLowering::checkWhileInFlight(Operation *op) {
+  if (inFlightGemms.empty() || isa<WaitWgmmaOp>(op))
+    return success();
+  const InFlightGemm &first = inFlightGemms.front();
+  auto fail = [&](const Twine &why) {
+    InFlightDiagnostic error = op->emitOpError(why);
+    error.attachNote(first.loc) << "the gemm left in flight (wg_wait = -1)";
+    return error;
+  };
+  WalkResult walk = op->walk([&](Operation *inner) {
+    for (const InFlightGemm &gemm : inFlightGemms)
+      for (Value operand : inner->getOperands())
+        if (llvm::is_contained(gemm.touched, operand))
+          return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return fail("touches a fragment of a gemm still in flight: wait_wgmma first");
+  // Register work on other fragments, and more gemms; no shared memory
+  // written (the gemms in flight read their tiles), no global memory.
+  bool registerWork = isa<GemmOp, AllocFragmentOp, AllocLocalOp, AllocSharedOp>(op) ||
+                      (isa<ParallelOp>(op) && !bodyTouches(op, /*fragmentsNotShared=*/false));
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    registerWork = fragments.count(reduce.getSrc()) && fragments.count(reduce.getDst()) &&
+                   fragments.find(reduce.getSrc())->second.layout.kind != FragmentLayout::Kind::Row;
+  if (auto copy = dyn_cast<CopyOp>(op))
+    registerWork = fragments.count(copy.getSrc()) && fragments.count(copy.getDst());
+  if (auto fill = dyn_cast<FillOp>(op))
+    registerWork = fragments.count(fill.getBuffer());
+  if (!registerWork && op->getDialect() == op->getContext()->getLoadedDialect<TLDialect>())
+    return fail("runs while a gemm is in flight; only register work on other fragments and "
+                "more gemms may (wait_wgmma first)");
   return success();
 }
 

@@ -463,6 +463,19 @@ LogicalResult GemmOp::verify() {
   if (!isa<FloatType>(aElement) || !isa<FloatType>(cElement))
     return emitOpError() << "gemm needs float operands and accumulator, got " << aElement << " and "
                          << cElement;
+  // (I64Attr's getter is unsigned: the attribute's signed value.)
+  int64_t wgWait = getWgWaitAttr().getInt();
+  if (wgWait != 0 && wgWait != -1)
+    return emitOpError() << "wg_wait is 0 (complete here) or -1 (stay in flight until "
+                            "wait_wgmma), got "
+                         << wgWait;
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult WaitWgmmaOp::verify() {
+  if (getPendingAttr().getInt() < 0)
+    return emitOpError() << "pending counts gemms still in flight: 0 or more, got "
+                         << getPendingAttr().getInt();
   return verifyInsideKernel(*this);
 }
 

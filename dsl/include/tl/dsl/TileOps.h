@@ -50,10 +50,18 @@ struct GemmOptions {
   /// On sm_90a, a kernel whose every gemm reads shared tiles runs them as
   /// wgmma; false keeps this gemm, and so its kernel, on mma.sync.
   bool allow_wgmma = true;
+  /// TileLang's wg_wait: 0, the gemm completes here; -1, as wgmma it stays in
+  /// flight until a later wait_wgmma in the same block, so that register work
+  /// on other fragments overlaps it (C must not be touched before the wait,
+  /// nor shared memory written). Elsewhere the gemm completes at once.
+  int wg_wait = 0;
 };
 /// C += op(A) * op(B).
 void gemm(const Buffer &A, const Buffer &B, const Buffer &C, GemmOptions options = {},
           SourceLoc loc = SourceLoc::current());
+/// Waits until at most `pending` of the gemms left in flight (wg_wait = -1)
+/// still run (T.wait_wgmma); the others' accumulators then hold their results.
+void wait_wgmma(int pending = 0, SourceLoc loc = SourceLoc::current());
 
 /// dst = reduction of src over `dim` (-1: the last). Without `clear` the old
 /// contents of dst take part.

@@ -128,7 +128,10 @@ def TL_GemmOp : TL_Op<"gemm"> {
     MxN and a fragment. With clear_accum, C is zeroed first. The warp policy
     says how warps split C: whole rows, whole columns, or a square grid
     (mma.sync; wgmma's warpgroups split M). With no_wgmma, the gemm, and so
-    its kernel, stays on mma.sync on sm_90a.
+    its kernel, stays on mma.sync on sm_90a. wg_wait (TileLang's) is 0: the
+    gemm completes where it stands; or -1: as wgmma it stays in flight, and C
+    holds its result after a later tl.wait_wgmma in the same block, with only
+    register work on other fragments between (elsewhere it completes at once).
   }];
   // C is read too (C += A * B), but with clear_accum: declared read anyway.
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$a, Arg<AnyMemRef, "", [MemRead]>:$b,
@@ -136,10 +139,24 @@ def TL_GemmOp : TL_Op<"gemm"> {
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        DefaultValuedAttr<TL_GemmWarpPolicyAttr,
                            "::tl::GemmWarpPolicy::Square">:$policy,
-                       UnitAttr:$clear_accum, UnitAttr:$no_wgmma);
+                       UnitAttr:$clear_accum, UnitAttr:$no_wgmma,
+                       DefaultValuedAttr<I64Attr, "0">:$wg_wait);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
   }];
+  let hasVerifier = 1;
+}
+
+def TL_WaitWgmmaOp : TL_Op<"wait_wgmma", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait for the gemms left in flight (T.wait_wgmma)";
+  let description = [{
+    Waits until at most `pending` of the gemms this block left in flight
+    (wg_wait = -1) still run; the accumulators of the others then hold their
+    results. Where gemms do not stay in flight (mma.sync, the CPU) it does
+    nothing.
+  }];
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
   let hasVerifier = 1;
 }
 
