@@ -102,3 +102,28 @@ func.func @no_wait(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x6
   }
   return
 }
+
+// -----
+
+// The wait belongs in the gemm's block: here it is inside an if.
+func.func @wait_elsewhere(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %flag = arith.cmpi eq, %bx, %c0 : index
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    // expected-note @+1 {{the gemm left in flight (wg_wait = -1)}}
+    tl.gemm %a, %b, %c {clear_accum, wg_wait = -1} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    scf.if %flag {
+      // expected-error @+1 {{waits for a gemm left in flight in another block}}
+      tl.wait_wgmma 0
+    }
+    tl.wait_wgmma 0
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

@@ -216,10 +216,12 @@ LogicalResult KernelLowering::lowerWaitWgmma(WaitWgmmaOp op) {
   int64_t done = static_cast<int64_t>(inFlightGemms.size()) - pending;
   if (done > 0) {
     for (const InFlightGemm &gemm : ArrayRef(inFlightGemms).take_front(done))
-      if (gemm.block != op->getBlock())
-        return (op.emitOpError("waits for a gemm left in flight in another block"),
-                emitRemark(gemm.loc, "the gemm")),
-               failure();
+      if (gemm.block != op->getBlock()) {
+        InFlightDiagnostic error =
+            op.emitOpError("waits for a gemm left in flight in another block");
+        error.attachNote(gemm.loc) << "the gemm left in flight (wg_wait = -1)";
+        return error;
+      }
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, op.getLoc(), rewriter.getI64IntegerAttr(pending));
     for (const InFlightGemm &gemm : ArrayRef(inFlightGemms).take_front(done))
       storeWgmmaResults(gemm);
@@ -248,7 +250,7 @@ LogicalResult KernelLowering::checkWhileInFlight(Operation *op) {
   if (walk.wasInterrupted())
     return fail("touches a fragment of a gemm still in flight: wait_wgmma first");
   // Register work on other fragments, and more gemms; no shared memory
-  // written (the gemms in flight read their tiles), no global memory.
+  // written (the gemms in flight read their tiles).
   bool registerWork = isa<GemmOp, AllocFragmentOp, AllocLocalOp, AllocSharedOp>(op) ||
                       (isa<ParallelOp>(op) && !bodyTouches(op, /*fragmentsNotShared=*/false));
   if (auto reduce = dyn_cast<ReduceOp>(op))
