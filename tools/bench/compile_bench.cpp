@@ -4,7 +4,9 @@
 // figures go in results/. Each line gives the median and the minimum wall time
 // of REPEATS compiles, and the median of the thread's CPU time: on a shared
 // virtual machine the wall times of identical runs vary by a third, and the
-// minimum and the CPU time are the steadier figures.
+// minimum is the steadier figure (the CPU time follows the wall time: the
+// machine's speed varies, the compile does not wait). scripts/compile-
+// instructions.sh counts instructions instead, for before/after comparisons.
 //
 //   tl-bench-compile [--arch sm_90a] [--repeats 7] [--filter SUBSTRING | --program NAME]
 //
@@ -91,9 +93,11 @@ int main(int argc, char **argv) {
                          : file != exact;
   };
   try {
+    bool found = false;
     for (auto &[file, program] : mha::shippedPrograms(arch)) {
       if (skip(file))
         continue;
+      found = true;
       tl::compileForGPU(program, arch); // warm: first-use initialisation is not the compile
       print(file, arch,
             timeCompiles(repeats, [&] { tl::compileForGPU(program, arch, {.timing = timing}); }),
@@ -104,6 +108,13 @@ int main(int argc, char **argv) {
         continue;
       print(file, "cpu",
             timeCompiles(repeats, [&] { tl::HostExecutable::compile(program, timing); }), repeats);
+    }
+    if (!found && !exact.empty()) {
+      std::fprintf(stderr,
+                   "tl-bench-compile: no shipped program named '%s' (tl-mha --ptx "
+                   "writes them, one file each)\n",
+                   exact.c_str());
+      return 2;
     }
   } catch (const std::exception &error) {
     std::fprintf(stderr, "tl-bench-compile: %s\n", error.what());
