@@ -56,6 +56,23 @@ export TLC_CACHE_DIR=$(mktemp -d)
 shapes=(16,32,1024,64 4,32,4096,64 1,32,16384,64 16,16,1024,128 4,16,4096,128 1,16,16384,128
         8,32,256,64)
 
+# peer SCRIPT LOG SHAPE...: a peer script on the same shapes, appended to LOG.
+peer() {
+  local script=$1 log=$2 args=()
+  shift 2
+  for shape in "$@"; do args+=(--shape "$shape"); done
+  python3 "$script" "${args[@]}" 2>&1 | tee -a "$log"
+}
+# sanitized LOG FILTER: the GPU tests FILTER picks under memcheck, racecheck
+# and synccheck, each one's summary appended to LOG.
+sanitized() {
+  local log=$1 filter=$2
+  for tool in memcheck racecheck synccheck; do
+    echo "--- $tool" | tee -a "$log"
+    compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$filter" 2>&1 | tail -4 | tee -a "$log"
+  done
+}
+
 for part in "$@"; do
   echo "=== $part ($(date +%T))"
   case $part in
@@ -63,14 +80,8 @@ for part in "$@"; do
     args=(4,32,4096,64 4,16,4096,128 4,16,4096,256 16,32,1024,64 8,32,256,64)
     ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee "$out/deterministic.jsonl"
     ./bin/tl-bench-gpu --deterministic "${args[@]}" 2>&1 | tee -a "$out/deterministic.jsonl"
-    peers=()
-    for shape in "${args[@]}"; do peers+=(--shape "$shape"); done
-    python3 sdpa_peer.py "${peers[@]}" 2>&1 | tee -a "$out/deterministic.jsonl"
-    for tool in memcheck racecheck synccheck; do
-      echo "--- $tool" | tee -a "$out/sanitize-deterministic.log"
-      compute-sanitizer --tool $tool ./bin/tl-gpu-tests \
-        "in_turn*,MHA backward in deterministic*" 2>&1 | tail -4 | tee -a "$out/sanitize-deterministic.log"
-    done ;;
+    peer sdpa_peer.py "$out/deterministic.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-deterministic.log" "in_turn*,MHA backward in deterministic*" ;;
   no-lsr)
     args=(4,32,4096,64 4,16,4096,128 4,16,4096,256 16,32,1024,64 8,32,256,64)
     for variant in default no-lsr default; do
@@ -86,24 +97,14 @@ for part in "$@"; do
     for variant in 0 1 0 1; do
       ./bin/tl-bench-gpu --stage-o=$variant "${args[@]}" 2>&1 | tee -a "$out/stage-o.jsonl"
     done
-    peers=()
-    for shape in "${args[@]}"; do peers+=(--shape "$shape"); done
-    python3 sdpa_peer.py "${peers[@]}" 2>&1 | tee -a "$out/stage-o.jsonl"
-    for tool in memcheck racecheck synccheck; do
-      echo "--- $tool" | tee -a "$out/sanitize-stage-o.log"
-      compute-sanitizer --tool $tool ./bin/tl-gpu-tests \
-        "MHA forward writing O through*,MHA in the tuned configurations*" 2>&1 |
-        tail -4 | tee -a "$out/sanitize-stage-o.log"
-    done ;;
+    peer sdpa_peer.py "$out/stage-o.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-stage-o.log" \
+      "MHA forward writing O through*,MHA in the tuned configurations*" ;;
   tests)
     bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"
     ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log" | tail -4 ;;
   sanitize)
-    for tool in memcheck racecheck synccheck; do
-      echo "--- $tool" | tee -a "$out/sanitize.log"
-      compute-sanitizer --tool $tool ./bin/tl-gpu-tests "[ops],[small],[runtime]" 2>&1 |
-        tail -4 | tee -a "$out/sanitize.log"
-    done
+    sanitized "$out/sanitize.log" "[ops],[small],[runtime]"
     for tool in memcheck racecheck; do # awkward shapes (S = 1, primes, block +- 1)
       echo "--- $tool, sweep shapes" | tee -a "$out/sanitize.log"
       TLC_SWEEP_COUNT=4 TLC_SWEEP_MAX_SEQ=100 timeout 140 compute-sanitizer --tool $tool \
@@ -120,9 +121,7 @@ for part in "$@"; do
     done ;;
   bench)
     ./bin/tl-bench-gpu 2>&1 | tee "$out/bench.jsonl"
-    args=()
-    for s in "${shapes[@]}"; do args+=(--shape "$s"); done
-    python3 sdpa_peer.py "${args[@]}" 2>&1 | tee -a "$out/bench.jsonl" ;;
+    peer sdpa_peer.py "$out/bench.jsonl" "${shapes[@]}" ;;
   bench256)
     # Head dim 256: the tuned configuration and its alternatives, then the peers.
     ./bin/tl-bench-gpu 16,16,1024,256 4,16,4096,256 2>&1 | tee "$out/bench256.jsonl"
@@ -133,8 +132,7 @@ for part in "$@"; do
       ./bin/tl-bench-gpu --bwd-staged $cfg 16,16,1024,256 4,16,4096,256 2>&1 |
         tee -a "$out/bench256.jsonl"
     done
-    python3 sdpa_peer.py --shape 16,16,1024,256 --shape 4,16,4096,256 2>&1 |
-      tee -a "$out/bench256.jsonl" ;;
+    peer sdpa_peer.py "$out/bench256.jsonl" 16,16,1024,256 4,16,4096,256 ;;
   sweep)
     # M,N,THREADS,STAGES; fwd and bwd swept separately (the other at its tuned value).
     for cfg in 64,64,128,0 64,64,128,1 64,64,128,2 128,64,256,1 128,32,256,1 64,32,128,1; do
@@ -154,9 +152,7 @@ for part in "$@"; do
   mha-autotune)
     ./bin/tl-bench-gpu --autotune "${shapes[@]}" 16,16,1024,256 4,16,4096,256 2>&1 |
       tee "$out/mha-autotune.jsonl"
-    args=(--shape 16,16,1024,256 --shape 4,16,4096,256)
-    for s in "${shapes[@]}"; do args+=(--shape "$s"); done
-    python3 sdpa_peer.py "${args[@]}" 2>&1 | tee -a "$out/mha-autotune.jsonl" ;;
+    peer sdpa_peer.py "$out/mha-autotune.jsonl" "${shapes[@]}" 16,16,1024,256 4,16,4096,256 ;;
   gemm)
     gemm_shapes=(4096,4096,4096 8192,8192,8192 128,4096,4096 1024,4096,4096 128,8192,8192)
     configs=()
@@ -180,15 +176,11 @@ for part in "$@"; do
     TLC_WGMMA=0 ./bin/tl-bench-gemm --dtype f16 --config 128,128,32,128,3 \
       --config 128,256,64,256,2 4096,4096,4096 2>&1 | sed 's/"tlc": "gemm/"tlc": "gemm-mma.sync/' |
       tee -a "$out/gemm.jsonl"
-    args=()
-    for s in "${gemm_shapes[@]}"; do args+=(--shape "$s"); done
-    python3 gemm_peer.py "${args[@]}" 2>&1 | tee -a "$out/gemm.jsonl" ;;
+    peer gemm_peer.py "$out/gemm.jsonl" "${gemm_shapes[@]}" ;;
   copy)
     copy_shapes=(8192,8192 16384,8192 4096,4096)
     ./bin/tl-bench-copy "${copy_shapes[@]}" 2>&1 | tee "$out/copy.jsonl"
-    args=()
-    for s in "${copy_shapes[@]}"; do args+=(--shape "$s"); done
-    python3 copy_peer.py "${args[@]}" 2>&1 | tee -a "$out/copy.jsonl" ;;
+    peer copy_peer.py "$out/copy.jsonl" "${copy_shapes[@]}" ;;
   sanitize-gemm)
     for tool in memcheck racecheck synccheck; do
       echo "--- $tool" | tee -a "$out/sanitize-gemm.log"

@@ -149,5 +149,3 @@ void runPipelineOrThrow(ModuleOp module, llvm::function_ref<void(OpPassManager &
 }
 
 } // namespace tl
-
-
