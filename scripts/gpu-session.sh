@@ -22,6 +22,8 @@
 #             the backward's configurations per shape (bench's shapes and D = 256),
 #             every candidate's time printed; then the peers on the same
 #             shapes                                        -> mha-autotune.jsonl
+#   fwd-autotune  the same with --autotune=forward: the forward's configuration
+#             only (the backward runs tunedConfig's)            -> fwd-autotune.jsonl
 #   gemm      tl-bench-gemm (autotuned; wgmma, TMA, a producer warpgroup; without it
 #             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
 #             (TLC_WGMMA=0) at the best configurations) and
@@ -41,6 +43,11 @@
 #             stage_O MHA test under memcheck, racecheck and synccheck
 #             (STAGE_O_SHAPES="B,H,S,D ..." replaces the shapes)
 #                                       -> stage-o.jsonl, sanitize-stage-o.log
+#   overlap   tl-bench-gpu with the forward's loop in FlashAttention-3's order and
+#             without (--overlap=1|0, twice each, alternating), then the peers; the
+#             overlap MHA test under memcheck, racecheck and synccheck
+#             (OVERLAP_SHAPES="B,H,S,D ..." replaces the shapes)
+#                                       -> overlap.jsonl, sanitize-overlap.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -100,6 +107,14 @@ for part in "$@"; do
     peer sdpa_peer.py "$out/stage-o.jsonl" "${args[@]}"
     sanitized "$out/sanitize-stage-o.log" \
       "MHA forward writing O through*,MHA in the tuned configurations*" ;;
+  overlap)
+    args=(${OVERLAP_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128
+      16,16,1024,256})
+    for variant in 0 1 0 1; do
+      ./bin/tl-bench-gpu --overlap=$variant "${args[@]}" 2>&1 | tee -a "$out/overlap.jsonl"
+    done
+    peer sdpa_peer.py "$out/overlap.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-overlap.log" "MHA forward in FlashAttention-3*" ;;
   tests)
     bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"
     ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log" | tail -4 ;;
@@ -149,6 +164,10 @@ for part in "$@"; do
       ./bin/tl-bench-gpu --bwd-staged $cfg 16,32,1024,64 4,32,4096,64 16,16,1024,128 \
         4,16,4096,128 2>&1 | tee -a "$out/sweep.jsonl"
     done ;;
+  fwd-autotune)
+    ./bin/tl-bench-gpu --autotune=forward "${shapes[@]}" 16,16,1024,256 4,16,4096,256 2>&1 |
+      tee "$out/fwd-autotune.jsonl"
+    peer sdpa_peer.py "$out/fwd-autotune.jsonl" "${shapes[@]}" 16,16,1024,256 4,16,4096,256 ;;
   mha-autotune)
     ./bin/tl-bench-gpu --autotune "${shapes[@]}" 16,16,1024,256 4,16,4096,256 2>&1 |
       tee "$out/mha-autotune.jsonl"

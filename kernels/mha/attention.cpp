@@ -31,9 +31,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // gemms take wgmma (P V with P from registers) with one warpgroup on 64-row
   // blocks at D=64 and 128 (1.02-1.21x the mma.sync forward; 128-row blocks
   // were up to 5% faster at D=128 but spill) and two on 128-row blocks at
-  // D=256 (1.4-1.6x), where from S = 4096 a producer warpgroup loads K and V
-  // (1.01-1.10x the same forward without; at S = 1024 it is 1.1x slower, and
-  // at D=64 and 128 1.2-1.6x, results/2026-12-02-h200-deterministic-producer.md). The backward
+  // D=256 (1.4-1.6x), in FlashAttention-3's loop order where that is faster
+  // (below). The backward
   // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's
   // arrangement) with 8 warps and the largest key blocks that fit, except D=64 on sm_90a, where the
   // reference's program on wgmma is faster up to S = 4096 and causal (1.0-1.3x). Targets with less
@@ -78,12 +77,22 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     c.fwdWgmma = true;
     if (dim != 256)
       c.fwdBlockM = 64, c.fwdBlockN = 64;
-    else if (seqLen >= 4096) // a producer warpgroup loads K and V
-      c.fwdProducer = true;
     // O leaves through a shared tile by a TMA store: 2-16% faster up to
-    // S = 1024 (most at D=256), level to 2% faster from 4096; with the
-    // producer warpgroup it spills (results/2026-12-02-h200-ncu-forward.md).
-    c.fwdStageO = !c.fwdProducer;
+    // S = 1024 (most at D=256), level to 2% faster from 4096
+    // (results/2026-12-02-h200-ncu-forward.md).
+    c.fwdStageO = true;
+    // FlashAttention-3's loop order (the softmax of one key block while the
+    // tensor cores run the P V gemm of the one before), from tl-bench-gpu
+    // --autotune=forward (results/2026-12-03-h200-forward-overlap.md): the
+    // fastest at D=128 and 256 at every length measured (3-10% and 6-13%; at
+    // D=256 it also beats the producer warpgroup by 6-7% from S = 4096), and
+    // at D=64 non-causal from S = 1024 on 128-key blocks (1-4%). At D=64
+    // causal it is within 1.5% either way, and at the reference's S = 256 3-4%
+    // slower (its loop runs four times): those keep the plain loop.
+    if (dim != 64 || (!causal && seqLen >= 1024))
+      c.fwdOverlap = true;
+    if (dim == 64 && c.fwdOverlap)
+      c.fwdBlockN = 128;
   }
   return c;
 }
@@ -96,7 +105,7 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
       config.fwdBlockM ? BlockSizes{config.fwdBlockM, config.fwdBlockN} : forwardBlocks(dim);
   return flashattn_fwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.fwdThreads, config.fwdStages, config.fwdWgmma, config.fwdProducer,
-                       config.fwdStageO);
+                       config.fwdStageO, config.fwdOverlap);
 }
 
 BlockSizes backwardBlocks(int dim, const AttentionConfig &config) {

@@ -24,6 +24,7 @@ struct AttentionConfig {
   bool fwdWgmma = false;    // sm_90a: the forward's gemms as wgmma (flashattn_fwd's allow_wgmma)
   bool fwdProducer = false; // sm_90a, with fwdWgmma: a producer warpgroup loads K and V
   bool fwdStageO = false;   // O goes out through a shared tile (sm_90a: a TMA store)
+  bool fwdOverlap = false;  // FA3's loop: softmax(S(k)) while P(k-1) V(k-1) runs (flashattn_fwd)
   /// The backward adds into dQ in a fixed order (key blocks one after another
   /// for each query block), so dQ has the same bits on every run; its main
   /// kernel then takes a dQ_turns tensor after dQ (mha.h's backwardTensors).

@@ -3,7 +3,9 @@
 // masked; the causal mask is built only for the key blocks that cross the
 // diagonal (the others start from zeros, as the non-causal kernel does); and
 // causal query blocks run heaviest first (over groups of heads). Optionally
-// (stage_O) O leaves through a shared tile.
+// (stage_O) O leaves through a shared tile, and (overlap) the loop takes
+// FlashAttention-3's order, the softmax of one key block overlapping the
+// gemm of the one before.
 #include "mha/mha.h"
 
 #include <cmath>
@@ -13,7 +15,7 @@ using namespace tl::dsl;
 
 Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                       int block_N, int threads, int num_stages, bool allow_wgmma,
-                      bool producer_warpgroup, bool stage_O) {
+                      bool producer_warpgroup, bool stage_O, bool overlap) {
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
@@ -68,8 +70,8 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
 
     Expr loop_range =
         is_causal ? ceildiv((bx + 1) * block_M, block_N) : Expr(ceildiv(seq_len, block_N));
-    pipelined(loop_range, num_stages, [&](Expr k) {
-      copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
+    // S = Q K^T of key block k into acc_s, from K's tile `keys`, masked.
+    auto scores = [&](Expr k, Buffer keys, int wg_wait) {
       if (is_causal) {
         // Block k has keys past some query of this block iff its last key
         // k*N + N-1 is past the first query bx*M.
@@ -90,24 +92,79 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
       } else {
         clear(acc_s);
       }
-      gemm(Q_shared, K_shared, acc_s,
-           {.transpose_B = true, .policy = GemmWarpPolicy::FullRow, .allow_wgmma = allow_wgmma});
-      copy(V(bz, slice(k * block_N, block_N), by, all), V_shared);
+      gemm(Q_shared, keys, acc_s,
+           {.transpose_B = true,
+            .policy = GemmWarpPolicy::FullRow,
+            .allow_wgmma = allow_wgmma,
+            .wg_wait = wg_wait});
+    };
+    // The online softmax of acc_s: the new row maxima, the factor that
+    // rescales what came before, P = exp2(S - max) in acc_s, its row sums.
+    auto softmax = [&] {
       copy(scores_max, scores_max_prev);
       reduce_max(acc_s, scores_max, /*dim=*/1, /*clear=*/false);
       parallel({block_M}, [&](Expr i) {
         scores_scale(i) = exp2(scores_max_prev(i) * scale - scores_max(i) * scale);
       });
-      parallel({block_M, dim}, [&](Expr i, Expr j) { acc_o(i, j) *= scores_scale(i); });
+    };
+    auto exponentiate = [&] {
       parallel({block_M, block_N}, [&](Expr i, Expr j) {
         acc_s(i, j) = exp2(acc_s(i, j) * scale - scores_max(i) * scale);
       });
-      copy(acc_s, acc_s_cast);
-      gemm(acc_s_cast, V_shared, acc_o,
-           {.policy = GemmWarpPolicy::FullRow, .allow_wgmma = allow_wgmma});
+    };
+    auto rescale = [&] {
+      parallel({block_M, dim}, [&](Expr i, Expr j) { acc_o(i, j) *= scores_scale(i); });
+    };
+    auto sum = [&] {
       reduce_sum(acc_s, scores_sum, /*dim=*/1);
       parallel({block_M}, [&](Expr i) { logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i); });
-    });
+    };
+    auto values = [&](Buffer tile, int wg_wait) {
+      gemm(acc_s_cast, tile, acc_o,
+           {.policy = GemmWarpPolicy::FullRow, .allow_wgmma = allow_wgmma, .wg_wait = wg_wait});
+    };
+    if (!overlap) {
+      pipelined(loop_range, num_stages, [&](Expr k) {
+        copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
+        scores(k, K_shared, 0);
+        copy(V(bz, slice(k * block_N, block_N), by, all), V_shared);
+        softmax();
+        rescale();
+        exponentiate();
+        copy(acc_s, acc_s_cast);
+        values(V_shared, 0);
+        sum();
+      });
+    } else {
+      // FlashAttention-3's intra-warpgroup overlap: iteration k issues S(k)
+      // and then P(k-1) V(k-1), both left in flight; the softmax of S(k) runs
+      // while P V does. Key block 0's scores come before the loop, the last
+      // block's P V after it, each from a tile of its own (their bytes are
+      // the loop's tiles', dead then).
+      Buffer K_first = alloc_shared({block_N, dim}, dtype);
+      copy(K(bz, slice(0, block_N), by, all), K_first);
+      scores(0, K_first, 0);
+      softmax();
+      exponentiate();
+      sum();
+      copy(acc_s, acc_s_cast);
+      pipelined(1, loop_range, num_stages, [&](Expr k) {
+        copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
+        copy(V(bz, slice((k - 1) * block_N, block_N), by, all), V_shared);
+        scores(k, K_shared, -1);
+        values(V_shared, -1);
+        wait_wgmma(1); // S(k) is in; P(k-1) V(k-1) still runs
+        softmax();
+        exponentiate();
+        sum();
+        wait_wgmma(0);
+        rescale();
+        copy(acc_s, acc_s_cast);
+      });
+      Buffer V_last = alloc_shared({block_N, dim}, dtype);
+      copy(V(bz, slice((loop_range - 1) * block_N, block_N), by, all), V_last);
+      values(V_last, 0);
+    }
     parallel({block_M, dim}, [&](Expr i, Expr j) { acc_o(i, j) /= logsum(i); });
     if (stage_O) { // its bytes are the loop's tiles', which are dead by now
       Buffer O_shared = alloc_shared({block_M, dim}, dtype);

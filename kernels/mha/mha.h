@@ -25,10 +25,15 @@ namespace tl::kernels::mha {
 /// wgmma and K and V loaded by TMA, one more warpgroup issues the loads.
 /// `stage_O` writes O through a shared tile (on sm_90a a TMA store) instead
 /// of each thread's pairs straight from the accumulator, as the reference does.
+/// `overlap` software-pipelines the key/value loop as FlashAttention-3 does:
+/// iteration k issues S(k) = Q K(k)^T and P(k-1) V(k-1) with wg_wait = -1,
+/// waits for S(k), runs its softmax while P V runs on the tensor cores, then
+/// waits for P V and rescales O (on sm_90a's wgmma path; elsewhere the same
+/// results in the same loop order, the gemms completing where they stand).
 dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
                            bool allow_wgmma = false, bool producer_warpgroup = false,
-                           bool stage_O = false);
+                           bool stage_O = false, bool overlap = false);
 
 /// Delta = rowsum(O * dO)               (out_idx = [2])
 dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,

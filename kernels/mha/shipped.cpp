@@ -27,10 +27,14 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::str
       programs.emplace_back("flash_bwd" + suffix + "_deterministic",
                             backwardKernel(batch, heads, seq, tunedDim, causal, c));
     }
-  // The causal D=64 forward takes 128-row blocks from S = 2048 on.
+  // The causal D=64 forward takes 128-row blocks from S = 2048 on; on sm_90a
+  // the non-causal one FlashAttention-3's loop on 128-key blocks from 1024.
   programs.emplace_back(
       "flash_fwd_causal_tuned_d64_long",
       forwardKernel(batch, heads, seq, 64, true, tunedConfig(64, true, 16384, arch)));
+  programs.emplace_back(
+      "flash_fwd_tuned_d64_long",
+      forwardKernel(batch, heads, seq, 64, false, tunedConfig(64, false, 16384, arch)));
   programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
   programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));
   return programs;

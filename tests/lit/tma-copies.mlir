@@ -75,3 +75,45 @@ func.func @plain_copies(%A: memref<64x130xf16>, %B: memref<64x130xf16> {tl.outpu
   }
   return
 }
+
+// -----
+
+// Loads in a row are in flight together: each thread waits for their
+// mbarriers only before the first op that could touch a tile (here the gemm),
+// not between them; a fragment fill and index math may come first. A load
+// into a tile annotated make_swizzled_layout goes by TMA too (the boxes'
+// swizzle is one; a forward's Q tile); a store from such a tile stays with the
+// threads (the backward's dK and dV: not measured).
+// (The plan needs the gemm's wgmma layout: the full lowering's case only.)
+// CHECK-LABEL: gpu.func @loads_in_a_row
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg3
+// CHECK-NOT: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg4
+// CHECK-NOT: nvvm.wgmma
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: gpu.return
+func.func @loads_in_a_row(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x64xf16> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    %o = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    tl.annotate_layout %a layout(#tl.swizzle) : memref<64x64xf16, #tl.scope<shared>>
+    tl.annotate_layout %o layout(#tl.swizzle) : memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.fill %c, %zero : memref<64x64xf32, #tl.scope<fragment>>, f32
+    tl.copy %B[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %c {transpose_b} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %c[%c0, %c0] [64, 64] to %o[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %o[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf16, #tl.scope<shared>> to memref<64x64xf16>
+  }
+  return
+}

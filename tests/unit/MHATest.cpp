@@ -128,6 +128,23 @@ TEST_CASE("MHA forward writing O through a shared tile (stage_O)", "[mha][small]
       }
 }
 
+TEST_CASE("MHA forward in FlashAttention-3's order (overlap)", "[mha][small]") {
+  // Key block 0's scores before the loop, the last block's P V after it; one
+  // key block (S = 48: the loop runs no iteration), ragged ends, causal
+  // blocks whose loops differ in length, every head dim, and a plain loop.
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      mha::AttentionConfig config = mha::tunedConfig(dim, causal);
+      config.fwdOverlap = true;
+      checkMHA(1, 2, 256, dim, causal, config);
+      checkMHA(1, 2, 200, dim, causal, config);
+      checkMHA(1, 1, 48, dim, causal, config);
+    }
+  mha::AttentionConfig plain;
+  plain.fwdThreads = 128, plain.fwdOverlap = true;
+  checkMHA(2, 2, 192, 64, true, plain);
+}
+
 TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)",
           "[mha][small]") {
   for (auto [blockM, blockN, threads] : {std::tuple{64, 32, 128}, std::tuple{128, 64, 256}}) {

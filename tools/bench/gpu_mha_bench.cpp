@@ -6,10 +6,11 @@
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
 //                [--autotune[=forward|backward]] [--deterministic] [--stage-o=0|1]
-//                [B,H,S,D ...]
+//                [--overlap=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
+// --overlap=0|1: the forward's loop in FlashAttention-3's order or not (AttentionConfig::fwdOverlap).
 // --autotune: tl::autotune picks the forward's and the backward main kernel's
 // configurations (=forward, =backward: one of them) per shape from the spaces below (every
 // candidate's time is printed, "peer": "tlc-candidate"), then the winners run as above.
@@ -46,6 +47,7 @@ bool bwdStagedOverride = false;                         // --bwd-staged: flashat
 bool autotuneForward = false, autotuneBackward = false; // --autotune[=forward|backward]
 bool deterministic = false; // --deterministic: dQ summed in key-block order
 int stageO = -1;            // --stage-o=0|1: the forward's O through a shared tile or not
+int overlap = -1;           // --overlap=0|1: the forward's softmax overlapping its P V gemm or not
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -53,6 +55,13 @@ mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = fal
   c.fwdBlockM = m, c.fwdBlockN = n, c.fwdThreads = threads, c.fwdStages = stages;
   c.fwdWgmma = wgmma, c.fwdProducer = producer;
   c.fwdStageO = wgmma && !producer; // as tunedConfig ships the wgmma forward
+  return c;
+}
+
+/// A wgmma forward whose loop takes FlashAttention-3's order (fwdOverlap).
+mha::AttentionConfig fwdOverlapped(int m, int n, int threads, int stages) {
+  mha::AttentionConfig c = fwd(m, n, threads, stages, true);
+  c.fwdOverlap = true;
   return c;
 }
 
@@ -65,11 +74,18 @@ mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = tr
 
 /// The forward configurations --autotune tries for a head dim: those the
 /// earlier sweeps measured best or close (results/), the forward with its
-/// gemms on wgmma (RS for P V; O through a shared tile, stage_O), and that
-/// with a producer warpgroup loading K and V (use_producer_warpgroup).
+/// gemms on wgmma (RS for P V; O through a shared tile, stage_O), that with a
+/// producer warpgroup loading K and V (use_producer_warpgroup), and the
+/// wgmma forward in FlashAttention-3's order (fwdOverlap) at the blocks that
+/// fit its registers without spilling.
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
-    return {fwd(128, 64, 128, 1),
+    return {fwdOverlapped(64, 64, 128, 1),
+            fwdOverlapped(64, 128, 128, 1),
+            fwdOverlapped(128, 64, 256, 1),
+            fwdOverlapped(128, 128, 256, 1),
+            fwdOverlapped(64, 64, 128, 2),
+            fwd(128, 64, 128, 1),
             fwd(64, 64, 128, 1),
             fwd(128, 64, 256, 1),
             fwd(128, 32, 256, 1),
@@ -82,7 +98,14 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(64, 64, 128, 2, true, true),
             fwd(64, 64, 128, 3, true, true)};
   if (D == 128)
-    return {fwd(128, 32, 128, 1),
+    return {fwdOverlapped(64, 64, 128, 1),
+            fwdOverlapped(64, 128, 128, 1),
+            fwdOverlapped(128, 64, 256, 1),
+            fwdOverlapped(128, 128, 256, 1),
+            fwdOverlapped(128, 128, 256, 2),
+            fwdOverlapped(64, 64, 128, 2),
+            fwdOverlapped(128, 64, 256, 2),
+            fwd(128, 32, 128, 1),
             fwd(128, 64, 128, 1),
             fwd(64, 64, 128, 1),
             fwd(128, 64, 256, 1),
@@ -96,7 +119,12 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(64, 64, 128, 1, true),
             fwd(64, 64, 128, 2, true, true),
             fwd(64, 64, 128, 3, true, true)};
-  return {fwd(128, 64, 256, 1),       fwd(64, 64, 128, 1),
+  return {fwdOverlapped(128, 64, 256, 1),
+          fwdOverlapped(64, 64, 128, 1),
+          fwdOverlapped(128, 32, 256, 1),
+          fwdOverlapped(64, 32, 128, 1),
+          fwd(128, 64, 256, 1),
+          fwd(64, 64, 128, 1),
           fwd(128, 32, 256, 1),       fwd(64, 32, 128, 2),
           fwd(128, 64, 256, 1, true), fwd(64, 64, 128, 1, true),
           fwd(128, 32, 256, 1, true), fwd(128, 64, 256, 1, true, true)};
@@ -118,7 +146,7 @@ std::string forwardText(const mha::AttentionConfig &c) {
   return std::to_string(c.fwdBlockM) + "x" + std::to_string(c.fwdBlockN) + "/" +
          std::to_string(c.fwdThreads) + "/s" + std::to_string(c.fwdStages) +
          (c.fwdWgmma ? " wgmma" : "") + (c.fwdProducer ? " producer" : "") +
-         (c.fwdStageO ? " stage-O" : "");
+         (c.fwdStageO ? " stage-O" : "") + (c.fwdOverlap ? " overlap" : "");
 }
 
 std::string backwardText(const mha::AttentionConfig &c) {
@@ -175,7 +203,7 @@ void run(const Shape &s, bool causal) {
         {&Q, &K, &V}, forwardText);
     c.fwdBlockM = f.fwdBlockM, c.fwdBlockN = f.fwdBlockN, c.fwdThreads = f.fwdThreads,
     c.fwdStages = f.fwdStages, c.fwdWgmma = f.fwdWgmma, c.fwdProducer = f.fwdProducer,
-    c.fwdStageO = f.fwdStageO;
+    c.fwdStageO = f.fwdStageO, c.fwdOverlap = f.fwdOverlap;
   }
   if (autotuneBackward) {
     mha::AttentionConfig b = tuned(
@@ -187,8 +215,10 @@ void run(const Shape &s, bool causal) {
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged;
   }
-  if (stageO >= 0) // after --autotune: the flag decides
+  if (stageO >= 0) // after --autotune: the flags decide
     c.fwdStageO = stageO == 1;
+  if (overlap >= 0)
+    c.fwdOverlap = overlap == 1;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
@@ -242,6 +272,10 @@ int main(int argc, char **argv) {
       stageO = arg.back() - '0';
       continue;
     }
+    if (arg == "--overlap=0" || arg == "--overlap=1") {
+      overlap = arg.back() - '0';
+      continue;
+    }
     if ((arg == "--fwd" || arg == "--bwd" || arg == "--bwd-staged") && i + 1 < argc) {
       int *o = arg == "--fwd" ? fwdOverride : bwdOverride;
       bwdStagedOverride = bwdStagedOverride || arg == "--bwd-staged";
@@ -254,7 +288,7 @@ int main(int argc, char **argv) {
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
       std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
                            "[--autotune[=forward|backward]] [--deterministic] "
-                           "[--stage-o=0|1] [B,H,S,D ...]\n");
+                           "[--stage-o=0|1] [--overlap=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

@@ -514,6 +514,7 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
 LogicalResult KernelLowering::lowerOp(Operation *op) {
   if (failed(checkWhileInFlight(op)))
     return failure();
+  waitTmaLoadsBefore(op);
   rewriter.setInsertionPoint(op);
   Location loc = op->getLoc();
   if (auto alloc = dyn_cast<AllocSharedOp>(op)) {

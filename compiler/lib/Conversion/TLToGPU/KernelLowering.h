@@ -278,6 +278,11 @@ private:
   /// for; a store is issued by thread 0 after a proxy fence and a barrier,
   /// which waits for its boxes to have read the tile.
   LogicalResult lowerTmaCopy(CopyOp op);
+  /// Waits for the TMA loads issued but not yet waited for, unless `op` may
+  /// run before they land: another such load, an allocation, a fill of a
+  /// fragment, or pure arithmetic. So a kernel's loads (a forward's Q and
+  /// its first K tile) are in flight together. Null `op`: wait now.
+  void waitTmaLoadsBefore(Operation *op);
   /// Arrays of `count` mbarriers in shared memory, one per entry of
   /// `arrivals` (its arrival count), initialised by thread 0 here; the
   /// caller's barrier publishes them.
@@ -554,6 +559,8 @@ private:
   /// Gemms the author left in flight (wg_wait = -1) on the wgmma path, oldest
   /// first (InFlightGemm).
   SmallVector<InFlightGemm> inFlightGemms;
+  /// The mbarriers of tl.tma_copy loads issued and not yet waited for.
+  SmallVector<Value> pendingTmaLoads;
   llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset
   PipelinePlans pipelines;
   /// The ticks hint of mbarrier.try_wait.parity: how long one try may

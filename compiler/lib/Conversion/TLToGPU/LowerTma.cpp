@@ -12,7 +12,9 @@
 //
 // A copy planned `tl.tma_copy` (tl-plan-tma-copies) moves its whole tile
 // once: a load on an mbarrier of its own, which thread 0 arms and every
-// thread waits for; a store after a proxy fence (the threads' writes made
+// thread waits for before the first op that could touch the tile (loads in a
+// row, with allocations, fragment fills and index math between them, are in
+// flight together: waitTmaLoadsBefore); a store after a proxy fence (the threads' writes made
 // visible to the copy engine) and a barrier, thread 0 then waiting for its
 // bulk group to have read the tile.
 //
@@ -180,9 +182,7 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
       issueTileBoxes(loc, op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), tileType,
                      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), address);
     }
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, mbarrierAddress(loc, mbarrier, zero),
-                                          arith::ConstantIntOp::create(b, loc, 0, 32),
-                                          arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
+    pendingTmaLoads.push_back(mbarrierAddress(loc, mbarrier, zero));
   } else {
     // The threads' writes of the tile are seen by the copy engine (the async
     // proxy) after a proxy fence and a barrier; thread 0 issues the boxes and
@@ -203,6 +203,28 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
   }
   b.eraseOp(op);
   return success();
+}
+
+void KernelLowering::waitTmaLoadsBefore(Operation *op) {
+  if (pendingTmaLoads.empty())
+    return;
+  if (op) {
+    auto copy = dyn_cast<CopyOp>(op);
+    auto fill = dyn_cast<FillOp>(op);
+    if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) ||
+        (copy && tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op) &&
+         isShared(copy.getDst())) ||
+        (fill && fragments.count(fill.getBuffer())) ||
+        (op->getNumRegions() == 0 && !isa<TLDialect>(op->getDialect()) && isPure(op)))
+      return;
+    rewriter.setInsertionPoint(op);
+  }
+  Location loc = op ? op->getLoc() : rewriter.getUnknownLoc();
+  for (Value mbarrier : pendingTmaLoads)
+    NVVM::MBarrierTryWaitParityOp::create(
+        rewriter, loc, mbarrier, arith::ConstantIntOp::create(rewriter, loc, 0, 32),
+        arith::ConstantIntOp::create(rewriter, loc, kTryWaitTicks, 32));
+  pendingTmaLoads.clear();
 }
 
 void KernelLowering::waitTmaIteration(Location loc, Value k, Value start, int64_t copies,

@@ -11,9 +11,12 @@
 //     tile allocated in the kernel, neither with an index-map layout;
 //   - boxes can move the whole tile (tmaBoxable, PipelinePlan.h);
 //   - the tile is not a pipelined loop's rotating tile, an async entry copy's
-//     destination, annotated with a layout, or read by a gemm that does not
-//     take the wgmma layouts (the tile takes the swizzle-atom layout of the
-//     wgmma operands, WgmmaOperands.h, which is the boxes' swizzle).
+//     destination, annotated with an index-map layout, or read by a gemm that
+//     does not take the wgmma layouts (the tile takes the swizzle-atom layout
+//     of the wgmma operands, WgmmaOperands.h, which is the boxes' swizzle;
+//     for a load a make_swizzled_layout annotation is no obstacle, as it asks
+//     for a swizzle and this is one: a forward's Q tile. Stores from such
+//     tiles, the backward's dK and dV, stay with the threads: not measured).
 // The lowering (LowerTma.cpp) emits them; tl-plan-shared-memory aligns such
 // tiles at 1024 bytes.
 //
@@ -34,14 +37,15 @@ namespace tl {
 namespace tl::gpu_lowering {
 namespace {
 
-/// Whether `tile` can take the swizzle-atom layout: nothing places it
-/// otherwise.
-bool atomLayoutAllowed(AllocSharedOp tile) {
+/// Whether `tile` can take the swizzle-atom layout for a load (`load`) or a
+/// store: nothing places it otherwise.
+bool atomLayoutAllowed(AllocSharedOp tile, bool load) {
   TLDialect &tl = tlDialect(tile);
   if (tl.getRotatingCopiesAttrHelper().getAttr(tile))
     return false;
   for (Operation *user : tile->getUsers()) {
-    if (isa<AnnotateLayoutOp>(user))
+    if (auto annotate = dyn_cast<AnnotateLayoutOp>(user);
+        annotate && !(load && isa<SwizzleLayoutAttr>(annotate.getLayout())))
       return false;
     if (auto copy = dyn_cast<CopyOp>(user); copy && tl.getAsyncEntryCopyAttrHelper().getAttr(copy))
       return false;
@@ -67,7 +71,7 @@ bool tmaCopyCapable(CopyOp copy, KernelOp kernel, const lowering::LayoutMap &lay
   Value global = load ? copy.getSrc() : copy.getDst();
   Value shared = load ? copy.getDst() : copy.getSrc();
   auto tile = shared.getDefiningOp<AllocSharedOp>();
-  if (!tensorArgument(global) || !tile || !atomLayoutAllowed(tile))
+  if (!tensorArgument(global) || !tile || !atomLayoutAllowed(tile, load))
     return false;
   return tmaBoxable(cast<MemRefType>(global.getType()),
                     load ? copy.getSrcSizes() : copy.getDstSizes(), tile.getType());
