@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ ccache python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libzstd-dev
-  libfmt-dev catch2
+  libfmt-dev catch2 valgrind
 )
 
 missing=()

@@ -1,8 +1,9 @@
 // Flash-attention forward, line for line after the reference's flashattn_fwd,
 // with three deviations that keep its results: keys past a ragged end are
-// masked; the causal mask is built only for the key blocks that cross the
-// diagonal (the others start from zeros, as the non-causal kernel does); and
-// causal query blocks run heaviest first (over groups of heads). Optionally
+// masked (in the last key block); the causal mask is built only for the key
+// blocks that cross the diagonal (the others start from zeros, as the
+// non-causal kernel does); and causal query blocks run heaviest first (over
+// groups of heads). Optionally
 // (stage_O) O leaves through a shared tile, and (overlap) the loop takes
 // FlashAttention-3's order, the softmax of one key block overlapping the
 // gemm of the one before.
@@ -85,10 +86,15 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
         if_(!crossesDiagonal, [&] { clear(acc_s); });
       } else if (seq_len % block_N != 0) {
         // Not in the reference (whose shapes are multiples of the block):
-        // keys past the end are zero-filled, so mask them out of the softmax.
-        parallel({block_M, block_N}, [&](Expr i, Expr j) {
-          acc_s(i, j) = if_then_else(k * block_N + j < seq_len, 0, -infinity(accum_dtype));
+        // keys past the end are zero-filled, so mask them out of the softmax
+        // (in the last key block, the only one that has such keys).
+        Expr last = k == loop_range - 1;
+        if_(last, [&] {
+          parallel({block_M, block_N}, [&](Expr i, Expr j) {
+            acc_s(i, j) = if_then_else(k * block_N + j < seq_len, 0, -infinity(accum_dtype));
+          });
         });
+        if_(!last, [&] { clear(acc_s); });
       } else {
         clear(acc_s);
       }

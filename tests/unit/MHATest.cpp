@@ -143,6 +143,18 @@ TEST_CASE("MHA forward in FlashAttention-3's order (overlap)", "[mha][small]") {
   mha::AttentionConfig plain;
   plain.fwdThreads = 128, plain.fwdOverlap = true;
   checkMHA(2, 2, 192, 64, true, plain);
+  // D=64's long-sequence configuration (128-key blocks).
+  mha::AttentionConfig wide = mha::tunedConfig(64, false, 4096);
+  wide.fwdOverlap = true;
+  checkMHA(1, 2, 256, 64, false, wide);
+  checkMHA(1, 2, 200, 64, false, wide);
+  // 48-key blocks (m64n48 wgmma): block edges off the query blocks' grid.
+  mha::AttentionConfig narrow = mha::tunedConfig(128, true);
+  narrow.fwdBlockN = 48, narrow.fwdOverlap = true;
+  for (bool causal : {false, true}) {
+    checkMHA(1, 2, 256, 128, causal, narrow);
+    checkMHA(1, 2, 200, 128, causal, narrow);
+  }
 }
 
 TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)",

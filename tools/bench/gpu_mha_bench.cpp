@@ -81,6 +81,7 @@ mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = tr
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
     return {fwdOverlapped(64, 64, 128, 1),
+            fwdOverlapped(64, 96, 128, 1),
             fwdOverlapped(64, 128, 128, 1),
             fwdOverlapped(128, 64, 256, 1),
             fwdOverlapped(128, 128, 256, 1),
@@ -99,6 +100,11 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(64, 64, 128, 3, true, true)};
   if (D == 128)
     return {fwdOverlapped(64, 64, 128, 1),
+            fwdOverlapped(64, 48, 128, 1),
+            fwdOverlapped(64, 32, 128, 1),
+            fwdOverlapped(64, 32, 128, 2),
+            fwdOverlapped(64, 48, 128, 2),
+            fwdOverlapped(64, 96, 128, 1),
             fwdOverlapped(64, 128, 128, 1),
             fwdOverlapped(128, 64, 256, 1),
             fwdOverlapped(128, 128, 256, 1),

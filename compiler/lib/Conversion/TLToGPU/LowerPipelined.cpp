@@ -111,6 +111,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
 
 Operation *KernelLowering::rotateTiles(PipelinedOp op, scf::ForOp loop, const PipelinePlan &plan) {
   Block &body = op.getBody().front();
+  Location loc = op.getLoc(); // (op is erased next)
   rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(), loop.getInductionVar());
   rewriter.eraseOp(op);
   Block &loopBody = *loop.getBody();
@@ -118,7 +119,7 @@ Operation *KernelLowering::rotateTiles(PipelinedOp op, scf::ForOp loop, const Pi
   rewriter.setInsertionPointToStart(&loopBody);
   SmallVector<Value> views;
   for (CopyOp copy : plan.copies)
-    views.push_back(stageView(op.getLoc(), copy.getDst(), k, start));
+    views.push_back(stageView(loc, copy.getDst(), k, start));
   for (auto [j, view] : llvm::enumerate(views)) {
     CopyOp copy = plan.copies[j];
     Operation *copyOp = copy.getOperation();
