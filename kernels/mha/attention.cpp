@@ -83,7 +83,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     c.fwdStageO = true;
     // FlashAttention-3's loop order (the softmax of one key block while the
     // tensor cores run the P V gemm of the one before), from tl-bench-gpu
-    // --autotune=forward (results/2026-12-03-h200-forward-overlap.md): the
+    // --autotune=forward (results/2026-12-02-h200-forward-overlap.md): the
     // fastest at D=128 and 256 at every length measured (3-10% and 6-13%; at
     // D=256 it also beats the producer warpgroup by 6-7% from S = 4096), and
     // at D=64 non-causal from S = 1024 on 128-key blocks (1-4%). At D=64
