@@ -10,7 +10,8 @@
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
-// --overlap=0|1: the forward's loop in FlashAttention-3's order or not (AttentionConfig::fwdOverlap).
+// --overlap=0|1: the forward's loop in FlashAttention-3's order or not
+// (AttentionConfig::fwdOverlap).
 // --autotune: tl::autotune picks the forward's and the backward main kernel's
 // configurations (=forward, =backward: one of them) per shape from the spaces below (every
 // candidate's time is printed, "peer": "tlc-candidate"), then the winners run as above.
@@ -125,15 +126,12 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(64, 64, 128, 1, true),
             fwd(64, 64, 128, 2, true, true),
             fwd(64, 64, 128, 3, true, true)};
-  return {fwdOverlapped(128, 64, 256, 1),
-          fwdOverlapped(64, 64, 128, 1),
-          fwdOverlapped(128, 32, 256, 1),
-          fwdOverlapped(64, 32, 128, 1),
-          fwd(128, 64, 256, 1),
-          fwd(64, 64, 128, 1),
-          fwd(128, 32, 256, 1),       fwd(64, 32, 128, 2),
-          fwd(128, 64, 256, 1, true), fwd(64, 64, 128, 1, true),
-          fwd(128, 32, 256, 1, true), fwd(128, 64, 256, 1, true, true)};
+  return {fwdOverlapped(128, 64, 256, 1), fwdOverlapped(64, 64, 128, 1),
+          fwdOverlapped(128, 32, 256, 1), fwdOverlapped(64, 32, 128, 1),
+          fwd(128, 64, 256, 1),           fwd(64, 64, 128, 1),
+          fwd(128, 32, 256, 1),           fwd(64, 32, 128, 2),
+          fwd(128, 64, 256, 1, true),     fwd(64, 64, 128, 1, true),
+          fwd(128, 32, 256, 1, true),     fwd(128, 64, 256, 1, true, true)};
 }
 
 /// The backward main kernel's configurations --autotune tries for a head dim

@@ -182,12 +182,15 @@ void buildLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
 }
 
 Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
-  Type from = value.getType();
+  Type from = getElementTypeOrSelf(value.getType());
   if (from == to)
     return value;
+  Type result = to;
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    result = vector.clone(to);
   if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-    return arith::ExtFOp::create(b, loc, to, value);
-  return arith::TruncFOp::create(b, loc, to, value);
+    return arith::ExtFOp::create(b, loc, result, value);
+  return arith::TruncFOp::create(b, loc, result, value);
 }
 
 Value zeroOf(OpBuilder &b, Location loc, Type type) {

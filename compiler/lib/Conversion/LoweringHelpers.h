@@ -37,7 +37,10 @@ void resolveElementAccesses(mlir::RewriterBase &rewriter, mlir::Operation *root,
 void buildLoops(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> extents,
                 llvm::function_ref<void(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)> body);
 
-/// Converts a scalar between float types (extf / truncf) when they differ.
+/// Converts a scalar, or a vector element by element, to the float type `to`
+/// (extf / truncf) when its element type differs. A pair converted as a
+/// vector<2xf32> becomes one cvt.rn.f16x2.f32 (bf16x2) in PTX; two scalar
+/// conversions stay two, and their packing shifts and ors.
 mlir::Value convertFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value, mlir::Type to);
 
 mlir::Value zeroOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);

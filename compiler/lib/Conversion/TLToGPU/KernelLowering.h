@@ -354,6 +354,13 @@ private:
 
   /// The copy of mmaPairs: one 2-element store per column pair.
   void copyMmaPairs(CopyOp op, Value fragment);
+  /// Whether `op` copies a whole Mma (or wgmma) fragment into another of the
+  /// same shape and layout (attention's P = f16(S)): slot i to slot i.
+  bool sameMmaFragments(CopyOp op);
+  /// Its copy, in slot pairs: each pair converted as one vector (one
+  /// cvt.rn.f16x2.f32 for f32 -> f16, where element by element it took two
+  /// conversions and the shifts and ors that pack them for the gemm).
+  void copySameMmaFragments(CopyOp op);
 
   /// A fragment side of a copy must be the whole fragment.
   LogicalResult checkWholeFragment(CopyOp op, Value buffer, OperandRange offsets,

@@ -122,23 +122,43 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
   Value dst = op.getDst();
   const Fragment &f = fragments.find(fragment)->second;
   Type element = cast<MemRefType>(dst.getType()).getElementType();
-  auto pairType = VectorType::get({2}, element);
   auto alignment =
       llvm::MaybeAlign(2 * cast<MemRefType>(dst.getType()).getElementTypeBitWidth() / 8);
   auto [rowBase, colBase] = mmaBases(loc, f.layout);
+  Type slotType = cast<MemRefType>(f.storage.getType()).getElementType();
   for (int64_t slot = 0; slot < f.layout.count(); slot += 2) {
     auto [row, col] = mmaSlotOffset(f.layout, slot);
     SmallVector<Value> at =
         regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),
                       ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
-    SmallVector<Value> elements;
-    for (int64_t e : {slot, slot + 1})
-      elements.push_back(convertFloat(
-          rewriter, loc,
-          memref::LoadOp::create(rewriter, loc, f.storage, ValueRange{index(rewriter, loc, e)}),
-          element));
-    Value pair = vector::FromElementsOp::create(rewriter, loc, pairType, elements);
-    storeVector(rewriter, loc, pair, dst, at, alignment);
+    Value slots = vector::LoadOp::create(rewriter, loc, VectorType::get({2}, slotType), f.storage,
+                                         ValueRange{index(rewriter, loc, slot)});
+    storeVector(rewriter, loc, convertFloat(rewriter, loc, slots, element), dst, at, alignment);
+  }
+}
+
+bool KernelLowering::sameMmaFragments(CopyOp op) {
+  if (!isFragment(op.getSrc()) || !isFragment(op.getDst()))
+    return false;
+  const FragmentLayout &from = fragments.find(op.getSrc())->second.layout;
+  const FragmentLayout &to = fragments.find(op.getDst())->second.layout;
+  return from.kind == FragmentLayout::Kind::Mma && from == to && from.count() % 2 == 0 &&
+         cast<MemRefType>(op.getSrc().getType()).getShape() ==
+             cast<MemRefType>(op.getDst().getType()).getShape();
+}
+
+void KernelLowering::copySameMmaFragments(CopyOp op) {
+  Location loc = op.getLoc();
+  const Fragment &from = fragments.find(op.getSrc())->second;
+  const Fragment &to = fragments.find(op.getDst())->second;
+  Type fromType = cast<MemRefType>(from.storage.getType()).getElementType();
+  Type toType = cast<MemRefType>(to.storage.getType()).getElementType();
+  for (int64_t slot = 0; slot < from.layout.count(); slot += 2) {
+    Value at = index(rewriter, loc, slot);
+    Value pair = vector::LoadOp::create(rewriter, loc, VectorType::get({2}, fromType), from.storage,
+                                        ValueRange{at});
+    vector::StoreOp::create(rewriter, loc, convertFloat(rewriter, loc, pair, toType), to.storage,
+                            ValueRange{at});
   }
 }
 
@@ -214,6 +234,11 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
       copyRowVectors(op, fragment, width);
       if (writesShared)
         barrier(loc);
+      rewriter.eraseOp(op);
+      return success();
+    }
+    if (sameMmaFragments(op)) {
+      copySameMmaFragments(op);
       rewriter.eraseOp(op);
       return success();
     }
