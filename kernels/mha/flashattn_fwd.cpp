@@ -3,10 +3,9 @@
 // masked (in the last key block); the causal mask is built only for the key
 // blocks that cross the diagonal (the others start from zeros, as the
 // non-causal kernel does); and causal query blocks run heaviest first (over
-// groups of heads). Optionally
-// (stage_O) O leaves through a shared tile, and (overlap) the loop takes
-// FlashAttention-3's order, the softmax of one key block overlapping the
-// gemm of the one before.
+// groups of heads). Optionally (stage_O) O leaves through a shared tile, and
+// (overlap) the loop takes FlashAttention-3's order, the softmax of one key
+// block overlapping the gemm of the one before.
 #include "mha/mha.h"
 
 #include <cmath>

@@ -281,7 +281,7 @@ private:
   /// Waits for the TMA loads issued but not yet waited for, unless `op` may
   /// run before they land: another such load, an allocation, a fill of a
   /// fragment, or pure arithmetic. So a kernel's loads (a forward's Q and
-  /// its first K tile) are in flight together. Null `op`: wait now.
+  /// its first K tile) are in flight together.
   void waitTmaLoadsBefore(Operation *op);
   /// Arrays of `count` mbarriers in shared memory, one per entry of
   /// `arrivals` (its arrival count), initialised by thread 0 here; the

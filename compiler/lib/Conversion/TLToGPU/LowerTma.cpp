@@ -14,9 +14,9 @@
 // once: a load on an mbarrier of its own, which thread 0 arms and every
 // thread waits for before the first op that could touch the tile (loads in a
 // row, with allocations, fragment fills and index math between them, are in
-// flight together: waitTmaLoadsBefore); a store after a proxy fence (the threads' writes made
-// visible to the copy engine) and a barrier, thread 0 then waiting for its
-// bulk group to have read the tile.
+// flight together: waitTmaLoadsBefore); a store after a proxy fence (the
+// threads' writes made visible to the copy engine) and a barrier, thread 0
+// then waiting for its bulk group to have read the tile.
 //
 // The boxes read and write through tensor maps, which the kernel takes as extra
 // parameters after its own: one per (tensor, box, swizzle), listed on the
@@ -208,18 +208,16 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
 void KernelLowering::waitTmaLoadsBefore(Operation *op) {
   if (pendingTmaLoads.empty())
     return;
-  if (op) {
-    auto copy = dyn_cast<CopyOp>(op);
-    auto fill = dyn_cast<FillOp>(op);
-    if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) ||
-        (copy && tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op) &&
-         isShared(copy.getDst())) ||
-        (fill && fragments.count(fill.getBuffer())) ||
-        (op->getNumRegions() == 0 && !isa<TLDialect>(op->getDialect()) && isPure(op)))
-      return;
-    rewriter.setInsertionPoint(op);
-  }
-  Location loc = op ? op->getLoc() : rewriter.getUnknownLoc();
+  auto copy = dyn_cast<CopyOp>(op);
+  auto fill = dyn_cast<FillOp>(op);
+  if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) ||
+      (copy && tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op) &&
+       isShared(copy.getDst())) ||
+      (fill && fragments.count(fill.getBuffer())) ||
+      (op->getNumRegions() == 0 && !isa<TLDialect>(op->getDialect()) && isPure(op)))
+    return;
+  rewriter.setInsertionPoint(op);
+  Location loc = op->getLoc();
   for (Value mbarrier : pendingTmaLoads)
     NVVM::MBarrierTryWaitParityOp::create(
         rewriter, loc, mbarrier, arith::ConstantIntOp::create(rewriter, loc, 0, 32),
