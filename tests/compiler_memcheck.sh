@@ -11,9 +11,17 @@ set -uo pipefail
 bin=$1 lit=$2
 command -v valgrind >/dev/null || { echo "no valgrind: skipped"; exit 77; }
 status=0
-check() { # LABEL COMMAND...
-  local label=$1 log
+check() { # LABEL COMMAND...: the program and every existing-file argument must be there
+  local label=$1 log arg
   shift
+  [[ -x $1 ]] || { echo "FAIL $label: no program $1"; status=1; return; }
+  for arg in "$@"; do
+    if [[ $arg == *.mlir && ! -f $arg ]]; then
+      echo "FAIL $label: no input $arg"
+      status=1
+      return
+    fi
+  done
   log=$(mktemp)
   valgrind --error-exitcode=99 -q "$@" >/dev/null 2>"$log"
   local rc=$?

@@ -85,6 +85,7 @@ func.func @plain_copies(%A: memref<64x130xf16>, %B: memref<64x130xf16> {tl.outpu
 // swizzle is one; a forward's Q tile); a store from such a tile stays with the
 // threads (the backward's dK and dV: not measured).
 // (The plan needs the gemm's wgmma layout: the full lowering's case only.)
+// PLAN-LABEL: func.func @loads_in_a_row
 // CHECK-LABEL: gpu.func @loads_in_a_row
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg3
 // CHECK-NOT: nvvm.mbarrier.try_wait.parity
@@ -114,6 +115,37 @@ func.func @loads_in_a_row(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memr
     tl.gemm %a, %b, %c {transpose_b} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
     tl.copy %c[%c0, %c0] [64, 64] to %o[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf16, #tl.scope<shared>>
     tl.copy %o[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf16, #tl.scope<shared>> to memref<64x64xf16>
+  }
+  return
+}
+
+// -----
+
+// Every load is waited for before its block ends, even one nothing reads
+// after it (the block must not exit with the copy engine still writing its
+// shared memory); and a load into bytes a pending load writes waits for that
+// one first (two loads into one tile would land in either order).
+// PLAN-LABEL: func.func @waited_loads
+// PLAN-COUNT-4: {tl.tma_copy}
+// CHECK-LABEL: gpu.func @waited_loads
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg3
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg4
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg3
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: gpu.return
+func.func @waited_loads(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x64xf16> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %unread = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %a[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf16, #tl.scope<shared>> to memref<64x64xf16>
+    tl.copy %A[%c0, %c0] [64, 64] to %unread[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
   }
   return
 }

@@ -50,6 +50,8 @@ LogicalResult KernelLowering::run() {
   if (!inFlightGemms.empty())
     return emitError(inFlightGemms.front().loc,
                      "gemm left in flight (wg_wait = -1) with no wait_wgmma after it in its block");
+  if (!pendingTmaLoads.empty()) // the block's terminator waits for them
+    return emitError(loc, "internal: a TMA load was never waited for");
   for (auto &[old, fragment] : fragments) {
     if (!old.use_empty())
       return emitError(old.getLoc(), "fragment still used after lowering");

@@ -279,9 +279,11 @@ private:
   /// which waits for its boxes to have read the tile.
   LogicalResult lowerTmaCopy(CopyOp op);
   /// Waits for the TMA loads issued but not yet waited for, unless `op` may
-  /// run before they land: another such load, an allocation, a fill of a
-  /// fragment, or pure arithmetic. So a kernel's loads (a forward's Q and
-  /// its first K tile) are in flight together.
+  /// run before they land: another such load into bytes none of them
+  /// writes, an allocation, a fill of a fragment, or pure arithmetic (not a
+  /// terminator: every load is waited for before its block ends). So a
+  /// kernel's loads (a forward's Q and its first K tile) are in flight
+  /// together.
   void waitTmaLoadsBefore(Operation *op);
   /// Arrays of `count` mbarriers in shared memory, one per entry of
   /// `arrivals` (its arrival count), initialised by thread 0 here; the
@@ -566,8 +568,16 @@ private:
   /// Gemms the author left in flight (wg_wait = -1) on the wgmma path, oldest
   /// first (InFlightGemm).
   SmallVector<InFlightGemm> inFlightGemms;
-  /// The mbarriers of tl.tma_copy loads issued and not yet waited for.
-  SmallVector<Value> pendingTmaLoads;
+  /// tl.tma_copy loads issued and not yet waited for: their mbarriers, and
+  /// the shared bytes [first, end) they write (nullopt: not known).
+  struct PendingTmaLoad {
+    Value mbarrier;
+    std::optional<std::array<int64_t, 2>> bytes;
+  };
+  SmallVector<PendingTmaLoad> pendingTmaLoads;
+  /// The bytes of dynamic shared memory a tile's view covers (its
+  /// tl.shared_range), when known.
+  static std::optional<std::array<int64_t, 2>> sharedBytesOf(Value tile);
   llvm::DenseMap<Value, int64_t> plannedOffsets; // alloc_shared -> byte offset
   PipelinePlans pipelines;
   /// The ticks hint of mbarrier.try_wait.parity: how long one try may

@@ -12,9 +12,10 @@
 //
 // A copy planned `tl.tma_copy` (tl-plan-tma-copies) moves its whole tile
 // once: a load on an mbarrier of its own, which thread 0 arms and every
-// thread waits for before the first op that could touch the tile (loads in a
-// row, with allocations, fragment fills and index math between them, are in
-// flight together: waitTmaLoadsBefore); a store after a proxy fence (the
+// thread waits for before the first op that could touch the tile and before
+// its block ends (loads in a row into different bytes, with allocations,
+// fragment fills and index math between them, are in flight together:
+// waitTmaLoadsBefore); a store after a proxy fence (the
 // threads' writes made visible to the copy engine) and a barrier, thread 0
 // then waiting for its bulk group to have read the tile.
 //
@@ -182,7 +183,7 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
       issueTileBoxes(loc, op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), tileType,
                      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), address);
     }
-    pendingTmaLoads.push_back(mbarrierAddress(loc, mbarrier, zero));
+    pendingTmaLoads.push_back({mbarrierAddress(loc, mbarrier, zero), sharedBytesOf(tile)});
   } else {
     // The threads' writes of the tile are seen by the copy engine (the async
     // proxy) after a proxy fence and a barrier; thread 0 issues the boxes and
@@ -205,22 +206,42 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
   return success();
 }
 
+std::optional<std::array<int64_t, 2>> KernelLowering::sharedBytesOf(Value tile) {
+  auto view = tile.getDefiningOp<memref::ViewOp>();
+  if (!view)
+    return std::nullopt;
+  auto range = tlDialect(view).getSharedRangeAttrHelper().getAttr(view);
+  if (!range || range.size() != 2)
+    return std::nullopt;
+  return std::array<int64_t, 2>{range[0], range[1]};
+}
+
 void KernelLowering::waitTmaLoadsBefore(Operation *op) {
   if (pendingTmaLoads.empty())
     return;
+  // Another load may be in flight beside them if its bytes are known and
+  // none of theirs (two loads into one tile would land in either order).
+  auto apart = [&](CopyOp copy) {
+    std::optional<std::array<int64_t, 2>> bytes = sharedBytesOf(copy.getDst());
+    return bytes && llvm::all_of(pendingTmaLoads, [&](const PendingTmaLoad &load) {
+             return load.bytes &&
+                    ((*load.bytes)[1] <= (*bytes)[0] || (*bytes)[1] <= (*load.bytes)[0]);
+           });
+  };
   auto copy = dyn_cast<CopyOp>(op);
   auto fill = dyn_cast<FillOp>(op);
   if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) ||
-      (copy && tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op) &&
-       isShared(copy.getDst())) ||
+      (copy && tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op) && isShared(copy.getDst()) &&
+       apart(copy)) ||
       (fill && fragments.count(fill.getBuffer())) ||
-      (op->getNumRegions() == 0 && !isa<TLDialect>(op->getDialect()) && isPure(op)))
+      (op->getNumRegions() == 0 && !isa<TLDialect>(op->getDialect()) && isPure(op) &&
+       !op->hasTrait<OpTrait::IsTerminator>()))
     return;
   rewriter.setInsertionPoint(op);
   Location loc = op->getLoc();
-  for (Value mbarrier : pendingTmaLoads)
+  for (const PendingTmaLoad &load : pendingTmaLoads)
     NVVM::MBarrierTryWaitParityOp::create(
-        rewriter, loc, mbarrier, arith::ConstantIntOp::create(rewriter, loc, 0, 32),
+        rewriter, loc, load.mbarrier, arith::ConstantIntOp::create(rewriter, loc, 0, 32),
         arith::ConstantIntOp::create(rewriter, loc, kTryWaitTicks, 32));
   pendingTmaLoads.clear();
 }
