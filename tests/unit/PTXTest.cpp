@@ -254,6 +254,20 @@ TEST_CASE("the attention forward with a producer warpgroup: sm_90a, clean ptxas"
   fs::remove_all(dir);
 }
 
+TEST_CASE("use_producer_warpgroup where the loop cannot take one: an error at the loop's line",
+          "[ptx]") {
+  // The overlapped forward reads key block 0's K tile before its loop only,
+  // which a producer warpgroup's loop cannot have (lit producer-refused.mlir).
+  CHECK_THROWS_WITH(
+      tl::compileForGPU(mha::flashattn_fwd(1, 2, 256, 128, false, 64, 64, 128, 1,
+                                           /*allow_wgmma=*/true, /*producer_warpgroup=*/true,
+                                           /*stage_O=*/false, /*overlap=*/true),
+                        "sm_90a"),
+      Catch::Contains("flashattn_fwd.cpp:") &&
+          Catch::Contains("use_producer_warpgroup: this pipelined loop loads by TMA but cannot "
+                          "take a producer warpgroup"));
+}
+
 TEST_CASE("the slow-path notes of a ptxas report: spills, C75xx notes, warnings", "[ptx]") {
   std::string clean = "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
                       "ptxas info    : Function properties for k\n"

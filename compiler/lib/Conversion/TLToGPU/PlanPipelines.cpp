@@ -62,6 +62,22 @@ struct PlanPipelinesPass : public tl::impl::PlanPipelinesBase<PlanPipelinesPass>
       PipelinePlans plans =
           planPipelines(kernel, lowering::indexMapLayouts(kernel), tma, warpSpecialize);
       TLDialect &tl = tlDialect(kernel);
+      // use_producer_warpgroup where a TMA loop cannot take one is the
+      // author's error, not a request to drop (warpSpecializable's
+      // conditions, PipelinePlan.h); with TMA or warp specialisation turned
+      // off (TLC_TMA=0, TLC_WARP_SPECIALIZE=0) there is nothing to refuse.
+      if (warpSpecialize && tl.getProducerWarpgroupAttrHelper().isAttrPresent(kernel) &&
+          llvm::none_of(plans.loops, [](auto &entry) { return entry.second.warpSpecialized; }))
+        for (auto &[loop, plan] : plans.loops)
+          if (plan.tmaLoads) {
+            loop->emitError(
+                "use_producer_warpgroup: this pipelined loop loads by TMA but cannot take a "
+                "producer warpgroup: it must stand directly in the kernel body, with bounds and "
+                "load offsets computable at the kernel's start, at most 896 threads, and every "
+                "shared tile used before it used in it too (a tile used only before the loop "
+                "would share bytes with the tiles the producer fills meanwhile)");
+            return signalPassFailure();
+          }
       Builder b(kernel.getContext());
       for (auto &[loop, plan] : plans.loops) {
         for (auto [copy, bytes] : llvm::zip(plan.copies, plan.pieceBytes))
