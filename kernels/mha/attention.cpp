@@ -120,9 +120,12 @@ BlockSizes backwardBlocks(int dim, const AttentionConfig &config) {
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                             const AttentionConfig &config) {
   BlockSizes b = backwardBlocks(dim, config);
-  auto program = config.bwdStaged ? flashattn_bwd_staged : flashattn_bwd;
-  return program(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N, config.bwdThreads,
-                 config.bwdStages, config.deterministic);
+  if (config.bwdStaged)
+    return flashattn_bwd_staged(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
+                                config.bwdThreads, config.bwdStages, config.deterministic,
+                                config.bwdWgmma);
+  return flashattn_bwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
+                       config.bwdThreads, config.bwdStages, config.deterministic);
 }
 
 namespace {

@@ -17,7 +17,7 @@ using namespace tl::dsl;
 
 Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                              int block_M, int block_N, int threads, int num_stages,
-                             bool deterministic) {
+                             bool deterministic, bool wgmma) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -50,12 +50,11 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
     annotate_layout(dv_shared, make_swizzled_layout());
     annotate_layout(dk_shared, make_swizzled_layout());
 
-    // mma.sync on every target: its tiles and register budget are tuned for
-    // it (on wgmma the D=64 configuration spills); the Hopper backward is its
-    // own program (issue 17).
-    const GemmOptions square = {.policy = GemmWarpPolicy::Square, .allow_wgmma = false};
+    // mma.sync unless asked for wgmma: the mma.sync configurations' tiles and
+    // register budgets are tuned for it (on wgmma the D=64 one spills).
+    const GemmOptions square = {.policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma};
     const GemmOptions squareBT = {
-        .transpose_B = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = false};
+        .transpose_B = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma};
     copy(K(bz, slice(by * block_M, block_M), bx, all), K_shared);
     copy(V(bz, slice(by * block_M, block_M), bx, all), V_shared);
     clear(dv);
@@ -93,7 +92,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       gemm(dsT_shared, q, dk, square);
       clear(dq);
       gemm(dsT_shared, K_shared, dq,
-           {.transpose_A = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = false});
+           {.transpose_A = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma});
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
       addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {

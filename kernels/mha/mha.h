@@ -82,10 +82,13 @@ void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr b
 /// The same backward as flashattn_bwd, with P and dS staged in shared memory
 /// so that every gemm takes square warp tiles (FlashAttention-2's
 /// arrangement): fewer shared-memory reads per mma than the reference's
-/// register-resident P, for two tile writes more per iteration.
+/// register-resident P, for two tile writes more per iteration. With `wgmma`
+/// (sm_90a) its gemms may take wgmma: every operand is then a shared tile,
+/// and with two warpgroups on 64-row query blocks the dQ gemm splits its
+/// columns between them (FlashAttention-3's backward arrangement).
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                                   int block_M, int block_N, int threads = 128, int num_stages = 1,
-                                  bool deterministic = false);
+                                  bool deterministic = false, bool wgmma = false);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in

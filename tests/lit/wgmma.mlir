@@ -120,3 +120,61 @@ func.func @declined(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x
   }
   return
 }
+
+// -----
+
+// A 64-row accumulator in two warpgroups: too few rows for one 64-row block
+// each, so the warpgroups split the columns (warps = [4, 2]: four warps
+// along M in each warpgroup, two warpgroups along N). Each issues m64n64
+// wgmmas for its half of N; warpgroup g = warp / 4 starts its B descriptor
+// at column 64 * (g % 2): one atom column block (64 x 128 bytes) further.
+// PLAN-LABEL: func.func @columns_split
+// PLAN: tl.fragment_layout = "wgmma"
+// PLAN: tl.alloc_fragment {tl.layout = #tl.wgmma<warps = [4, 2]>} : memref<64x128xf32
+// CHECK-LABEL: gpu.func @columns_split
+// CHECK: %[[WARP:.*]] = arith.divui %{{.*}}, %c32
+// CHECK: %[[GROUP:.*]] = arith.divui %[[WARP]], %c4
+// CHECK: %[[GN:.*]] = arith.remui %[[GROUP]], %c2
+// CHECK: arith.muli %[[GN]], %c8192
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+func.func @columns_split(%A: memref<64x64xf16>, %B: memref<64x128xf16>, %C: memref<64x128xf32> {tl.output}) {
+  tl.kernel grid [1] threads 256 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x128xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %c {clear_accum} : memref<64x64xf16, #tl.scope<shared>>, memref<64x128xf16, #tl.scope<shared>>, memref<64x128xf32, #tl.scope<fragment>>
+    tl.copy %c[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tl.scope<fragment>> to memref<64x128xf32>
+  }
+  return
+}
+
+// -----
+
+// Split so, an MN-major B of 64 columns would start warpgroup 1's descriptor
+// inside a 128-byte swizzle atom, which a descriptor cannot: no split fits,
+// and the kernel stays on mma.sync.
+// PLAN-LABEL: func.func @columns_split_refused
+// PLAN: tl.fragment_layout = "mma"
+// CHECK-LABEL: gpu.func @columns_split_refused
+// CHECK-NOT: nvvm.wgmma
+// CHECK: nvvm.mma.sync
+func.func @columns_split_refused(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 256 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %c {clear_accum} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

@@ -6,8 +6,9 @@
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
 //                [--autotune[=forward|backward]] [--deterministic] [--stage-o=0|1]
-//                [--overlap=0|1] [B,H,S,D ...]
+//                [--overlap=0|1] [--bwd-wgmma=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
+// --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not (AttentionConfig::bwdWgmma).
 // --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
@@ -49,6 +50,7 @@ bool autotuneForward = false, autotuneBackward = false; // --autotune[=forward|b
 bool deterministic = false; // --deterministic: dQ summed in key-block order
 int stageO = -1;            // --stage-o=0|1: the forward's O through a shared tile or not
 int overlap = -1;           // --overlap=0|1: the forward's softmax overlapping its P V gemm or not
+int bwdWgmma = -1;          // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -66,11 +68,17 @@ mha::AttentionConfig fwdOverlapped(int m, int n, int threads, int stages) {
   return c;
 }
 
-mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = true) {
+mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = true,
+                         bool wgmma = false) {
   mha::AttentionConfig c;
   c.bwdBlockM = m, c.bwdBlockN = n, c.bwdThreads = threads, c.bwdStages = stages;
-  c.bwdStaged = staged;
+  c.bwdStaged = staged, c.bwdWgmma = wgmma;
   return c;
+}
+
+/// The staged backward with its gemms on wgmma (bwdWgmma).
+mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages) {
+  return bwd(m, n, threads, stages, true, true);
 }
 
 /// The forward configurations --autotune tries for a head dim: those the
@@ -135,15 +143,19 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 }
 
 /// The backward main kernel's configurations --autotune tries for a head dim
-/// (flashattn_bwd_staged; `false`: the reference's flashattn_bwd).
+/// (flashattn_bwd_staged; `false`: the reference's flashattn_bwd), and the
+/// staged one on wgmma at the blocks that fit without spilling (ptxas -v).
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)
-    return {bwd(128, 128, 256, 1), bwd(128, 64, 256, 1),       bwd(128, 64, 256, 2),
-            bwd(64, 64, 128, 2),   bwd(64, 32, 128, 1, false), bwd(64, 64, 128, 1, false)};
+    return {bwd(128, 128, 256, 1),          bwd(128, 64, 256, 1),
+            bwd(128, 64, 256, 2),           bwd(64, 64, 128, 2),
+            bwd(64, 32, 128, 1, false),     bwd(64, 64, 128, 1, false),
+            bwdWgmmaStaged(64, 64, 128, 1), bwdWgmmaStaged(64, 64, 128, 2)};
   if (D == 128)
-    return {bwd(128, 64, 256, 2), bwd(128, 64, 256, 1), bwd(64, 64, 128, 2), bwd(128, 128, 256, 1),
-            bwd(64, 32, 128, 1, false)};
-  return {bwd(64, 64, 256, 1), bwd(64, 32, 256, 2), bwd(32, 32, 256, 1), bwd(64, 64, 128, 1)};
+    return {bwd(128, 64, 256, 2),  bwd(128, 64, 256, 1),       bwd(64, 64, 128, 2),
+            bwd(128, 128, 256, 1), bwd(64, 32, 128, 1, false), bwdWgmmaStaged(128, 64, 256, 1)};
+  return {bwd(64, 64, 256, 1), bwd(64, 32, 256, 2), bwd(32, 32, 256, 1), bwd(64, 64, 128, 1),
+          bwdWgmmaStaged(64, 64, 256, 1)};
 }
 
 std::string forwardText(const mha::AttentionConfig &c) {
@@ -156,7 +168,7 @@ std::string forwardText(const mha::AttentionConfig &c) {
 std::string backwardText(const mha::AttentionConfig &c) {
   return std::string(c.bwdStaged ? "staged " : "") + std::to_string(c.bwdBlockM) + "x" +
          std::to_string(c.bwdBlockN) + "/" + std::to_string(c.bwdThreads) + "/s" +
-         std::to_string(c.bwdStages);
+         std::to_string(c.bwdStages) + (c.bwdWgmma ? " wgmma" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time
@@ -217,12 +229,14 @@ void run(const Shape &s, bool causal) {
         },
         {&Q, &K, &V, &dO, &lse, &delta, &dQ}, backwardText);
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
-    c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged;
+    c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
   }
   if (stageO >= 0) // after --autotune: the flags decide
     c.fwdStageO = stageO == 1;
   if (overlap >= 0)
     c.fwdOverlap = overlap == 1;
+  if (bwdWgmma >= 0)
+    c.bwdWgmma = bwdWgmma == 1;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
@@ -280,6 +294,10 @@ int main(int argc, char **argv) {
       overlap = arg.back() - '0';
       continue;
     }
+    if (arg == "--bwd-wgmma=0" || arg == "--bwd-wgmma=1") {
+      bwdWgmma = arg.back() - '0';
+      continue;
+    }
     if ((arg == "--fwd" || arg == "--bwd" || arg == "--bwd-staged") && i + 1 < argc) {
       int *o = arg == "--fwd" ? fwdOverride : bwdOverride;
       bwdStagedOverride = bwdStagedOverride || arg == "--bwd-staged";
@@ -292,7 +310,7 @@ int main(int argc, char **argv) {
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
       std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
                            "[--autotune[=forward|backward]] [--deterministic] "
-                           "[--stage-o=0|1] [--overlap=0|1] [B,H,S,D ...]\n");
+                           "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

@@ -1,5 +1,6 @@
 //===- FragmentLayout.cpp - layout inference for fragments ----------------===//
 #include "FragmentLayout.h"
+#include "WgmmaOperands.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -88,9 +89,28 @@ bool wgmmaEligible(GemmOp gemm, int64_t warps) {
       !(a.getElementType().isF16() || a.getElementType().isBF16()) || !c.getElementType().isF32() ||
       getMemoryScope(c) != MemoryScope::fragment)
     return false;
-  int64_t m = c.getDimSize(0), n = c.getDimSize(1);
   int64_t k = gemm.getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
-  return warps % 4 == 0 && m % (16 * warps) == 0 && n % 8 == 0 && k % 16 == 0;
+  return c.getDimSize(1) % 8 == 0 && k % 16 == 0 && wgmmaWarpgroups(gemm, warps).has_value();
+}
+
+std::optional<std::pair<int64_t, int64_t>> wgmmaWarpgroups(GemmOp gemm, int64_t warps) {
+  auto c = cast<MemRefType>(gemm.getC().getType());
+  int64_t m = c.getDimSize(0), n = c.getDimSize(1), groups = warps / 4;
+  if (warps % 4 || groups == 0)
+    return std::nullopt;
+  if (m % (64 * groups) == 0)
+    return std::pair{groups, int64_t(1)};
+  if (getMemoryScope(cast<MemRefType>(gemm.getA().getType())) != MemoryScope::shared)
+    return std::nullopt;
+  // An MN-major B's descriptor starts at a column of its swizzle atom.
+  auto b = cast<MemRefType>(gemm.getB().getType());
+  int64_t columnStep = gemm.getTransposeB() ? 8 : wgmmaAtomBytes(b) / 2;
+  for (int64_t alongM = groups / 2; alongM >= 1; alongM /= 2) {
+    int64_t alongN = groups / alongM;
+    if (groups % alongM == 0 && m % (64 * alongM) == 0 && n % (alongN * columnStep) == 0)
+      return std::pair{alongM, alongN};
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -144,11 +164,13 @@ struct Inference {
     int64_t k = gemm.getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
     if (k % 16)
       return fail("gemm K is not a multiple of 16");
-    if (wgmma) { // warpgroups split M; the warp policy does not apply
-      if (!assign(gemm.getC(), {FragmentLayout::Kind::Mma, c[0], c[1], warps, 1, 1, true}))
+    if (wgmma) { // warpgroups split M (and N: wgmmaWarpgroups); the warp policy does not apply
+      auto [alongM, alongN] = *wgmmaWarpgroups(gemm, warps);
+      if (!assign(gemm.getC(),
+                  {FragmentLayout::Kind::Mma, c[0], c[1], 4 * alongM, alongN, 1, true}))
         return false;
-      // An A fragment (RS wgmma) holds, for each k step of 16, the registers
-      // wgmma reads: C's layout over [M, K].
+      // An A fragment (RS wgmma, warpgroups along M only) holds, for each k
+      // step of 16, the registers wgmma reads: C's layout over [M, K].
       return !fragments.count(gemm.getA()) ||
              assign(gemm.getA(), {FragmentLayout::Kind::Mma, c[0], k, warps, 1, 1, true});
     }

@@ -13,9 +13,14 @@
 //   MmaRow: a row vector of an Mma fragment (row max, row sum), held by the
 //        four lanes that share each row.
 //   Either Mma kind with `warpgroup` set is the wgmma accumulator (sm_90a):
-//        the same 16x8 pattern, but tile t of warp w covers rows
+//        the same 16x8 pattern, but tile t of warp row w covers rows
 //        (t * warpsM + w) * 16 .. + 15, so the four warps of a warpgroup hold
-//        one contiguous 64-row block (wgmma m64nNk16's accumulator).
+//        one contiguous 64-row block (wgmma m64nNk16's accumulator). Usually
+//        every warp stacks along M (warpsN = 1); where the rows are too few
+//        for that (a 64-row accumulator in two warpgroups), warpgroups also
+//        split the columns: warpsN = warpgroups along N, warpsM = 4 x
+//        warpgroups along M, and warpgroup g = warp / 4 holds warp row
+//        (g / warpsN) * 4 + warp % 4, column block g % warpsN.
 // As attributes (TLAttrs.td): #tl.row<split = s>, #tl.mma<warps = [m, n]>,
 // #tl.mma_row<warps = [m, n]>, #tl.wgmma<...>, #tl.wgmma_row<...>; tl-infer-layouts
 // (InferLayouts.cpp) attaches one to every tl.alloc_fragment and the lowering reads them back.
@@ -82,9 +87,16 @@ FragmentLayouts inferFragmentLayouts(KernelOp kernel, std::string &why, bool wgm
 
 /// A gemm wgmma can run: B a 16-bit shared tile with descriptor-friendly
 /// rows, A one too or a fragment of C's rows (A from registers, RS wgmma), an
-/// f32 accumulator fragment, whole warpgroups each owning 64-row blocks of
-/// it, N % 8 and K % 16.
+/// f32 accumulator fragment that wgmmaWarpgroups splits, N % 8 and K % 16.
 bool wgmmaEligible(GemmOp gemm, int64_t warps);
+
+/// How `warps` / 4 warpgroups split a wgmma gemm's [M, N] accumulator: the
+/// warpgroups along M and along N. All along M where each gets whole 64-row
+/// blocks; else as many along M as the rows allow and the rest along N, each
+/// taking an equal column block of a multiple of 8 (of B's swizzle atom where
+/// B is MN-major: a descriptor starts at an atom column) and A from shared
+/// memory (a register A belongs to one warpgroup). None where no split fits.
+std::optional<std::pair<int64_t, int64_t>> wgmmaWarpgroups(GemmOp gemm, int64_t warps);
 
 /// The attribute that records `layout` (#tl.row, #tl.mma, #tl.mma_row), and
 /// back: the layout a tl.alloc_fragment's `tl.layout` attribute gives its

@@ -77,10 +77,10 @@ FailureOr<FragmentLayout> attachedLayout(AllocFragmentOp alloc, int64_t threads)
     return alloc.emitOpError() << "cannot take " << attr << " with " << warps
                                << " warps: the fragment must split into "
                                << (vector ? "16-row" : "16x8") << " tiles per warp";
-  if (layout.warpgroup && (warps % 4 || layout.warpsN != 1 || layout.rows % (16 * warps)))
+  if (layout.warpgroup && (warps % 4 || layout.warpsM % 4))
     return alloc.emitOpError() << "cannot take " << attr << " with " << warps
                                << " warps: wgmma needs whole warpgroups, each holding 64-row "
-                                  "blocks of whole rows";
+                                  "blocks";
   return layout;
 }
 

@@ -461,10 +461,25 @@ std::pair<int64_t, int64_t> KernelLowering::mmaSlotOffset(const FragmentLayout &
           (tile % layout.tilesN()) * 8 + e % 2};
 }
 
+std::pair<Value, Value> KernelLowering::warpGrid(Location loc, const FragmentLayout &layout) {
+  auto &b = rewriter;
+  if (layout.warpgroup && layout.warpsN > 1) { // warpgroups split N: 4 warps stack along M in each
+    Value group = arith::DivUIOp::create(b, loc, warpId, index(b, loc, 4));
+    Value wm = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc,
+                              arith::DivUIOp::create(b, loc, group, index(b, loc, layout.warpsN)),
+                              index(b, loc, 4)),
+        arith::RemUIOp::create(b, loc, warpId, index(b, loc, 4)));
+    return {wm, arith::RemUIOp::create(b, loc, group, index(b, loc, layout.warpsN))};
+  }
+  return {arith::DivUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN)),
+          arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN))};
+}
+
 std::pair<Value, Value> KernelLowering::mmaBases(Location loc, const FragmentLayout &layout) {
   auto &b = rewriter;
-  Value wm = arith::DivUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
-  Value wn = arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN));
+  auto [wm, wn] = warpGrid(loc, layout);
   Value quad = arith::DivUIOp::create(b, loc, lane, index(b, loc, 4));
   Value pair = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
                                      index(b, loc, 2));
@@ -503,9 +518,8 @@ Value KernelLowering::rowWriter(Location loc, const FragmentLayout &layout) {
   Value firstOfQuad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
                                             index(b, loc, 0));
-  Value firstColumnWarp = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::RemUIOp::create(b, loc, warpId, index(b, loc, layout.warpsN)), index(b, loc, 0));
+  Value firstColumnWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                                warpGrid(loc, layout).second, index(b, loc, 0));
   return arith::AndIOp::create(b, loc, firstOfQuad, firstColumnWarp);
 }
 

@@ -97,6 +97,10 @@ private:
   /// fence.proxy.async: this thread's generic shared writes (stores,
   /// completed cp.async) become visible to async-proxy readers (wgmma).
   void fenceProxyAsync(Location loc);
+  /// `value` (f32 or i64) through a mov LLVM cannot see into or move: it
+  /// stays where it is issued (not hoisted out of a loop, not folded into a
+  /// constant).
+  Value opaqueMove(Location loc, Value value);
 
   /// Reads what the planning passes recorded (tl-infer-layouts,
   /// tl-plan-pipelines, tl-plan-shared-memory): fragment layouts, pipeline
@@ -206,6 +210,10 @@ private:
 
   /// Row of this thread's first element in an Mma tile, and its column.
   std::pair<Value, Value> mmaBases(Location loc, const FragmentLayout &layout);
+
+  /// This warp's (row, column) in an Mma layout's warp grid (warpsM x
+  /// warpsN); see FragmentLayout::warpgroupsN for the wgmma order.
+  std::pair<Value, Value> warpGrid(Location loc, const FragmentLayout &layout);
 
   /// The first column this thread holds of each row of a split Row fragment
   /// (null when the fragment has no column split).

@@ -31,13 +31,7 @@ LogicalResult KernelLowering::lowerFill(FillOp op) {
       for (int64_t slot = 0; slot < type.getNumElements(); ++slot) {
         Value slotValue = value;
         if (opaque)
-          slotValue =
-              LLVM::InlineAsmOp::create(
-                  rewriter, loc, value.getType(), ValueRange{value}, "mov.b32 $0, $1;", "=f,f",
-                  /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
-                  LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
-                  /*operand_attrs=*/ArrayAttr())
-                  .getResult(0);
+          slotValue = opaqueMove(loc, value);
         memref::StoreOp::create(rewriter, loc, slotValue, fragment.storage,
                                 ValueRange{index(rewriter, loc, slot)});
       }

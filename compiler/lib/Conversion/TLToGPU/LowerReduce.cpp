@@ -37,7 +37,7 @@ LogicalResult KernelLowering::lowerReduceMma(ReduceOp op) {
   if (l.warpsN > 1) {
     Value scratch = allocateShared(loc, MemRefType::get({l.warpsN, l.rows}, f32));
     Value rowBase = mmaBases(loc, l).first;
-    Value wn = arith::RemUIOp::create(b, loc, warpId, index(b, loc, l.warpsN));
+    Value wn = warpGrid(loc, l).second;
     Value writer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          arith::RemUIOp::create(b, loc, lane, index(b, loc, 4)),
                                          index(b, loc, 0));

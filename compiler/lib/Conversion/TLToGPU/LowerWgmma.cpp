@@ -6,7 +6,8 @@
 // (64-row block, N chunk of at most 256 columns, k step of 16), reading B (and
 // A) through shared-memory descriptors (WgmmaOperands.h), or A from the
 // fragment's registers (RS: inline PTX, which the NVVM dialect lacks), and
-// accumulating in registers:
+// accumulating in registers. Warpgroups split the accumulator's rows, and
+// its columns too where the rows are fewer (wgmmaWarpgroups):
 //   fence.proxy.async; barrier     generic shared writes (copies, cp.async)
 //                                  become visible to wgmma's async proxy
 //   wgmma.fence                    accumulator registers were written
@@ -36,6 +37,17 @@ SmallVector<std::pair<int64_t, int64_t>> columnChunks(int64_t n) {
 
 } // namespace
 
+Value KernelLowering::opaqueMove(Location loc, Value value) {
+  bool wide = value.getType().isInteger(64);
+  return LLVM::InlineAsmOp::create(
+             rewriter, loc, value.getType(), ValueRange{value},
+             wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;", wide ? "=l,l" : "=f,f",
+             /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
 void KernelLowering::fenceProxyAsync(Location loc) {
   MLIRContext *context = rewriter.getContext();
   NVVM::FenceProxyOp::create(rewriter, loc,
@@ -53,7 +65,9 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   const FragmentLayout &cl = acc.layout;
   auto aType = cast<MemRefType>(a.getType()), bType = cast<MemRefType>(bTile.getType());
   int64_t k = ta ? aType.getDimSize(0) : aType.getDimSize(1);
-  int64_t warpgroups = threads / 128;
+  // Warpgroups along M and N (FragmentLayout.h); each runs its own 64-row
+  // blocks and column block.
+  int64_t groupsM = cl.warpsM / 4, groupsN = cl.warpsN, columns = cl.cols / groupsN;
   int64_t atomA = wgmmaAtoms.lookup(a), atomB = wgmmaAtoms.lookup(bTile);
   auto registersA = fragments.find(a); // RS wgmma: A from registers
   bool fromRegisters = registersA != fragments.end();
@@ -67,6 +81,9 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
         .getResult();
   };
   Value group = arith::DivUIOp::create(b, loc, warpId, index(b, loc, 4));
+  Value groupM =
+      groupsN == 1 ? group : arith::DivUIOp::create(b, loc, group, index(b, loc, groupsN));
+  bool opaqueDescriptors = op->getParentOfType<PipelinedOp>() || op->getParentOfType<scf::ForOp>();
   // A descriptor's start at tile + runtime byte offset, with its constant
   // bits; later steps add their constant offset (in 16-byte units).
   auto descriptor = [&](Value tile, Value byteOffset, uint64_t bits) {
@@ -77,7 +94,12 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
         arith::ShRUIOp::create(b, loc, arith::IndexCastOp::create(b, loc, i64, address),
                                i64Constant(4)),
         i64Constant(0x3FFF));
-    return arith::OrIOp::create(b, loc, field, i64Constant(bits)).getResult();
+    Value start = arith::OrIOp::create(b, loc, field, i64Constant(bits));
+    // In a loop, the start is made here, each iteration: LLVM would
+    // otherwise hoist every k step's descriptor of a loop-invariant tile out
+    // of the loop, two registers each for the whole loop (the staged
+    // backward's five gemms spilled so).
+    return opaqueDescriptors ? opaqueMove(loc, start) : start;
   };
   auto advanced = [&](Value desc, int64_t bytes) {
     return bytes ? arith::AddIOp::create(b, loc, desc, i64Constant(bytes >> 4)).getResult() : desc;
@@ -92,18 +114,25 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   auto bits = [](int64_t rows, int64_t atom, bool kMajor) {
     return wgmmaDescriptorBits(kMajor ? 16 : rows * atom, 8 * atom, atom);
   };
-  // Warpgroup g's blocks start 64 * g rows down A's M.
+  // Warpgroup row gm's blocks start 64 * gm rows down A's M, column gn's at
+  // column gn * columns of B (a multiple of 8 rows of a K-major B, of the
+  // atom's columns of an MN-major one: the offset is linear in gn).
   Value descA =
       fromRegisters
           ? Value()
           : descriptor(a,
-                       arith::MulIOp::create(b, loc, group,
+                       arith::MulIOp::create(b, loc, groupM,
                                              index(b, loc, corner(rowsA, atomA, !ta, 64, 0))),
                        bits(rowsA, atomA, !ta));
   auto offsetA = [&](int64_t block, int64_t kk) { // block: this warpgroup's t-th
-    return corner(rowsA, atomA, !ta, block * warpgroups * 64, kk * 16);
+    return corner(rowsA, atomA, !ta, block * groupsM * 64, kk * 16);
   };
-  Value descB = descriptor(bTile, index(b, loc, 0), bits(rowsB, atomB, tb));
+  Value startB = index(b, loc, 0);
+  if (groupsN > 1)
+    startB =
+        arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, group, index(b, loc, groupsN)),
+                              index(b, loc, corner(rowsB, atomB, tb, columns, 0)));
+  Value descB = descriptor(bTile, startB, bits(rowsB, atomB, tb));
   auto offsetB = [&](int64_t n0, int64_t kk) { return corner(rowsB, atomB, tb, n0, kk * 16); };
 
   Type f32 = b.getF32Type();
@@ -118,7 +147,7 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
       NVVM::MMALayoutAttr::get(context, tb ? NVVM::MMALayout::col : NVVM::MMALayout::row);
 
   // One accumulator struct per (block, chunk), slots in wgmma register order.
-  auto chunks = columnChunks(cl.cols);
+  auto chunks = columnChunks(columns);
   struct Accumulator {
     int64_t block, n0, width, firstSlot;
     Value value;
