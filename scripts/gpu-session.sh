@@ -48,6 +48,16 @@
 #             overlap MHA test under memcheck, racecheck and synccheck
 #             (OVERLAP_SHAPES="B,H,S,D ..." replaces the shapes)
 #                                       -> overlap.jsonl, sanitize-overlap.log
+#   bwd-wgmma tl-bench-gpu with the staged backward's gemms on wgmma and without
+#             (--bwd-wgmma=1|0, twice each, alternating; the D = 64 staged one
+#             on wgmma beside them), then the peers; the wgmma backward's MHA
+#             test under memcheck, racecheck and synccheck
+#             (BWD_WGMMA_SHAPES="B,H,S,D ..." replaces the shapes, BWD_WGMMA_ROUNDS=1
+#             runs each once)
+#                                   -> bwd-wgmma.jsonl, sanitize-bwd-wgmma.log
+#   sanitize-tuned  memcheck, racecheck and synccheck on the tuned configurations'
+#             MHA test, the overlapped forward's and the wgmma backward's
+#                                                        -> sanitize-tuned.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -115,6 +125,21 @@ for part in "$@"; do
     done
     peer sdpa_peer.py "$out/overlap.jsonl" "${args[@]}"
     sanitized "$out/sanitize-overlap.log" "MHA forward in FlashAttention-3*" ;;
+  bwd-wgmma)
+    args=(${BWD_WGMMA_SHAPES:-8,32,256,64 4,32,4096,64 16,16,1024,128 4,16,4096,128
+      16,16,1024,256 4,16,4096,256})
+    variants=(0 1 0 1)
+    [[ ${BWD_WGMMA_ROUNDS:-2} == 1 ]] && variants=(0 1)
+    for variant in "${variants[@]}"; do
+      ./bin/tl-bench-gpu --bwd-wgmma=$variant "${args[@]}" 2>&1 | tee -a "$out/bwd-wgmma.jsonl"
+    done
+    ./bin/tl-bench-gpu --bwd-staged 64,64,128,1 --bwd-wgmma=1 "${args[@]:0:2}" 2>&1 |
+      tee -a "$out/bwd-wgmma.jsonl"
+    peer sdpa_peer.py "$out/bwd-wgmma.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-bwd-wgmma.log" "MHA backward staged with its gemms on wgmma*" ;;
+  sanitize-tuned)
+    sanitized "$out/sanitize-tuned.log" "MHA in the tuned configurations*,MHA forward in \
+FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;
   tests)
     bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"
     ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log" | tail -4 ;;

@@ -51,10 +51,13 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
     annotate_layout(dk_shared, make_swizzled_layout());
 
     // mma.sync unless asked for wgmma: the mma.sync configurations' tiles and
-    // register budgets are tuned for it (on wgmma the D=64 one spills).
-    const GemmOptions square = {.policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma};
+    // register budgets are tuned for it (on wgmma the D=64 one spills). On
+    // wgmma the gemms go in two batches, each left in flight (wg_wait = -1)
+    // until one wait_wgmma: S^T and dP^T, then dV, dK and dQ.
+    const GemmOptions square = {
+        .policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma, .wg_wait = -1};
     const GemmOptions squareBT = {
-        .transpose_B = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma};
+        .transpose_B = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma, .wg_wait = -1};
     copy(K(bz, slice(by * block_M, block_M), bx, all), K_shared);
     copy(V(bz, slice(by * block_M, block_M), bx, all), V_shared);
     clear(dv);
@@ -70,6 +73,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       gemm(K_shared, q, qkT, squareBT);
       clear(dpT);
       gemm(V_shared, do_, dpT, squareBT);
+      wait_wgmma(0);
       // P^T and dS^T = P^T * (dP^T - Delta) * sm_scale, written in one pass;
       // with the causal mask where some query of the block precedes some key.
       auto writePdS = [&](bool masked) {
@@ -92,7 +96,11 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       gemm(dsT_shared, q, dk, square);
       clear(dq);
       gemm(dsT_shared, K_shared, dq,
-           {.transpose_A = true, .policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma});
+           {.transpose_A = true,
+            .policy = GemmWarpPolicy::Square,
+            .allow_wgmma = wgmma,
+            .wg_wait = -1});
+      wait_wgmma(0);
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
       addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {

@@ -59,7 +59,8 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
                 forward ? "forward" : "backward", dim, causal ? 1 : 0,
                 forward ? c.fwdBlockM : c.bwdBlockM, forward ? c.fwdBlockN : c.bwdBlockN,
                 forward ? c.fwdThreads : c.bwdThreads, forward ? c.fwdStages : c.bwdStages,
-                !forward && c.bwdStaged ? " staged" : "", forward && c.fwdWgmma ? " wgmma" : "",
+                !forward && c.bwdStaged ? " staged" : "",
+                (forward ? c.fwdWgmma : c.bwdWgmma) ? " wgmma" : "",
                 forward && c.fwdProducer ? " producer" : "",
                 forward && c.fwdStageO ? " stage-O" : "",
                 forward && c.fwdOverlap ? " overlap" : "");
