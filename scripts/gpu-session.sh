@@ -67,6 +67,8 @@ set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 cd "$(dirname "$0")/../.carry" || { echo "no .carry/: run scripts/carry.sh first"; exit 2; }
+# scripts/carry.sh compresses the library: the carried tree must stay under 64 MiB.
+[[ -f lib/libtlc.so.gz ]] && gunzip -f lib/libtlc.so.gz
 export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/usr/local/cuda/bin:$PATH
 export TLC_CACHE_DIR=$(mktemp -d)

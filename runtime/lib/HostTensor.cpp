@@ -69,9 +69,7 @@ void HostTensor::set(std::int64_t i, float value) {
     return;
   }
   case DType::bf16: {
-    std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-    bits += 0x7fffu + ((bits >> 16) & 1u);
-    std::uint16_t h = static_cast<std::uint16_t>(bits >> 16);
+    std::uint16_t h = floatToBfloat16(value);
     std::memcpy(p + 2 * i, &h, 2);
     return;
   }

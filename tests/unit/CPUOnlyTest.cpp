@@ -6,6 +6,7 @@
 #include "tl/runtime/CPUKernel.h"
 
 #include "tl/runtime/DeviceTensor.h"
+#include <bit>
 #include <limits>
 
 using namespace tl::dsl;
@@ -86,6 +87,23 @@ TEST_CASE("f16 conversion rounds to nearest even", "[ops]") {
   CHECK(t.at(3) == 0.0f);
   CHECK(t.at(4) == std::ldexp(1.0f, -24));
   CHECK(std::fabs(t.at(5) + 2.5e-5f) < 1e-7f);
+}
+
+TEST_CASE("bf16 conversion rounds to nearest even; NaN stays NaN", "[ops]") {
+  // The same rounding serves HostTensor and the CPU JIT's __truncsfbf2 (hosts
+  // without AVX512-BF16; CopyTest's and GemmTest's bf16 cases run it there).
+  HostTensor t({5}, bf16);
+  const float tie = std::bit_cast<float>(0x3f808000u); // halfway: 1 + 2^-8
+  const float above = std::bit_cast<float>(0x3f808001u);
+  const float nan = std::bit_cast<float>(0x7fffffffu); // rounding would carry into the sign
+  const float in[] = {1.0f, tie, above, nan, -std::numeric_limits<float>::infinity()};
+  for (int i = 0; i < 5; ++i)
+    t.set(i, in[i]);
+  CHECK(t.at(0) == 1.0f);
+  CHECK(t.at(1) == 1.0f); // to even
+  CHECK(t.at(2) == std::bit_cast<float>(0x3f810000u));
+  CHECK(std::isnan(t.at(3)));
+  CHECK(t.at(4) == -std::numeric_limits<float>::infinity());
 }
 
 TEST_CASE("a program parsed from tl dialect text runs like a built one", "[ops]") {

@@ -56,6 +56,12 @@ extern "C" bool tl_cpu_wait_turn(std::int32_t *counter, std::int32_t turn, std::
 /// calls these compiler-rt helpers).
 extern "C" float tl_extendhfsf2(std::uint16_t h) { return halfToFloat(h); }
 extern "C" std::uint16_t tl_truncsfhf2(float f) { return floatToHalf(f); }
+/// f32 -> bf16 for hosts without an instruction for it (no AVX512-BF16: the
+/// AMD EPYC development machines). The x86-64 ABI returns a bf16 in xmm0's
+/// low 16 bits: a float of those bits puts it there.
+extern "C" float tl_truncsfbf2(float f) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(floatToBfloat16(f)));
+}
 
 void initializeNativeTarget() {
   static std::once_flag once;
@@ -137,6 +143,8 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const ModuleHandle &prog
     symbols[interner("__extendhfsf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tl_extendhfsf2),
                                           llvm::JITSymbolFlags::Exported};
     symbols[interner("__truncsfhf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tl_truncsfhf2),
+                                         llvm::JITSymbolFlags::Exported};
+    symbols[interner("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tl_truncsfbf2),
                                          llvm::JITSymbolFlags::Exported};
     symbols[interner("tl_cpu_wait_turn")] = {llvm::orc::ExecutorAddr::fromPtr(&tl_cpu_wait_turn),
                                              llvm::JITSymbolFlags::Exported};

@@ -1,4 +1,5 @@
-// IEEE binary16 <-> binary32, round to nearest even. Header only: the
+// IEEE binary16 <-> binary32, and binary32 -> bfloat16, round to nearest
+// even. Header only: the
 // runtime (host tensors) and the compiler (the CPU JIT's conversion
 // helpers) share it.
 #pragma once
@@ -35,6 +36,16 @@ inline std::uint16_t floatToHalf(float f) {
   std::uint32_t rebiased = abs - 0x38000000u;                 // exponent 127 -> 15
   rebiased += 0xfffu + ((rebiased >> 13) & 1u);               // nearest even
   return static_cast<std::uint16_t>(sign | (rebiased >> 13)); // may carry to inf
+}
+
+/// bfloat16 (binary32's upper half), round to nearest even; NaN stays a
+/// quiet NaN (rounding would carry its mantissa into the sign).
+inline std::uint16_t floatToBfloat16(float f) {
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>(bits >> 16);
 }
 
 } // namespace tl
