@@ -99,10 +99,11 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     if (dim == 128)
       c.fwdBlockN = 96;
     // The staged backward's gemms on wgmma at D=128 and 256 (two warpgroups,
-    // dQ's columns split between them): 1.15-1.19x the mma.sync one at
+    // dQ's columns split between them): 1.19-1.28x the mma.sync one at
     // S = 1024 and 4096, causal and not (tl-bench-gpu --bwd-wgmma=0|1,
     // results/2026-12-02-h200-backward-wgmma.md). At D=64 the reference's
-    // program on wgmma stays (the staged one on wgmma is level to 4% slower).
+    // program on wgmma stays (the staged one on wgmma is 1-4% slower but at
+    // S = 4096 non-causal, where the two runs of the same kernel differed 6%).
     c.bwdWgmma = c.bwdStaged && dim != 64;
   }
   return c;
