@@ -102,8 +102,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // dQ's columns split between them): 1.19-1.28x the mma.sync one at
     // S = 1024 and 4096, causal and not (tl-bench-gpu --bwd-wgmma=0|1,
     // results/2026-12-02-h200-backward-wgmma.md). At D=64 the reference's
-    // program on wgmma stays (the staged one on wgmma is 1-4% slower but at
-    // S = 4096 non-causal, where the two runs of the same kernel differed 6%).
+    // program on wgmma stays (the staged one on wgmma is within 5% of it
+    // either way, in noise as large: two runs of one kernel differed by 6%).
     c.bwdWgmma = c.bwdStaged && dim != 64;
   }
   return c;

@@ -139,6 +139,18 @@ func.func @declined(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>]
 // CHECK-NOT: nvvm.wgmma.mma_async
+// The copy out places each thread's slots as the wgmma wrote them: warp row
+// (group / 2) * 4 + warp % 4 (16 rows each), column block group % 2 (64
+// columns each; KernelLowering::warpGrid).
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[G:.*]] = arith.divui %[[WARP]], %c4
+// CHECK: %[[W:.*]] = arith.remui %[[WARP]], %c4
+// CHECK: %[[GM:.*]] = arith.divui %[[G]], %c2
+// CHECK: %[[GM4:.*]] = arith.muli %[[GM]], %c4
+// CHECK: %[[WM:.*]] = arith.addi %[[GM4]], %[[W]]
+// CHECK: %[[WN:.*]] = arith.remui %[[G]], %c2
+// CHECK: arith.muli %[[WM]], %c16
+// CHECK: arith.muli %[[WN]], %c64
 func.func @columns_split(%A: memref<64x64xf16>, %B: memref<64x128xf16>, %C: memref<64x128xf32> {tl.output}) {
   tl.kernel grid [1] threads 256 {
   ^bb0(%bx: index):

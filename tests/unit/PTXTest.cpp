@@ -43,9 +43,13 @@ std::string readFile(const fs::path &path) {
 /// configuration that does not (kernels/mha/attention.cpp). The allowances are
 /// what ptxas 13 spills today plus a little: more is a regression.
 /// A deterministic variant (in_turn around the dQ adds) has its default's.
-int spillAllowance(std::string file) {
+/// On sm_90a the D = 128 backwards run on wgmma (two warpgroups, no
+/// spills): none is allowed there.
+int spillAllowance(std::string file, const std::string &arch) {
   if (std::string_view suffix = "_deterministic"; file.ends_with(suffix))
     file.resize(file.size() - suffix.size());
+  if (arch == "sm_90a" && file.ends_with("_tuned_d128"))
+    return 0;
   static const std::map<std::string, int> allowances = {
       {"flash_bwd_tuned_d64", 80},
       {"flash_bwd_causal_tuned_d64", 256},
@@ -103,7 +107,7 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
       REQUIRE(std::regex_search(output, spills,
                                 std::regex("(\\d+) bytes spill stores, (\\d+) bytes spill loads")));
       CHECK(output.find("(C75") == std::string::npos);
-      int allowance = spillAllowance(file);
+      int allowance = spillAllowance(file, arch);
       CHECK(std::stoi(spills[1]) <= allowance);
       CHECK(std::stoi(spills[2]) <= allowance);
       if (binary.fragmentLayout == "mma") { // Mma fragments live in registers, not local memory

@@ -54,16 +54,16 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
           int seq = 1000;
           for (bool forward : {true, false}) {
             char config[128];
-            std::snprintf(
-                config, sizeof config, "%s D=%d causal=%d %dx%d/%d s%d%s%s%s%s%s",
-                forward ? "forward" : "backward", dim, causal ? 1 : 0,
-                forward ? c.fwdBlockM : c.bwdBlockM, forward ? c.fwdBlockN : c.bwdBlockN,
-                forward ? c.fwdThreads : c.bwdThreads, forward ? c.fwdStages : c.bwdStages,
-                !forward && c.bwdStaged ? " staged" : "",
-                (forward ? c.fwdWgmma : c.bwdWgmma) ? " wgmma" : "",
-                forward && c.fwdProducer ? " producer" : "",
-                forward && c.fwdStageO ? " stage-O" : "",
-                forward && c.fwdOverlap ? " overlap" : "");
+            std::snprintf(config, sizeof config, "%s D=%d causal=%d %dx%d/%d s%d%s%s%s%s%s",
+                          forward ? "forward" : "backward", dim, causal ? 1 : 0,
+                          forward ? c.fwdBlockM : c.bwdBlockM, forward ? c.fwdBlockN : c.bwdBlockN,
+                          forward ? c.fwdThreads : c.bwdThreads,
+                          forward ? c.fwdStages : c.bwdStages,
+                          !forward && c.bwdStaged ? " staged" : "",
+                          (forward ? c.fwdWgmma : c.bwdWgmma) ? " wgmma" : "",
+                          forward && c.fwdProducer ? " producer" : "",
+                          forward && c.fwdStageO ? " stage-O" : "",
+                          forward && c.fwdOverlap ? " overlap" : "");
             if (!seen.insert({config, arch}).second)
               continue;
             INFO(config << " for " << arch);
@@ -75,6 +75,10 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
             // Tensor cores (mma.sync, or wgmma on sm_90a), not the Row fallback.
             CHECK((binary.fragmentLayout == "mma" ||
                    (binary.fragmentLayout == "wgmma" && std::string(arch) == "sm_90a")));
+            // What the configuration asks for wgmma gets it (a gemm the layout
+            // inference refuses would silently fall back to mma.sync).
+            if ((forward ? c.fwdWgmma : c.bwdWgmma) && std::string(arch) == "sm_90a")
+              CHECK(binary.fragmentLayout == "wgmma");
             if (ptxas.empty())
               continue;
             Assembled a = assemble(ptxas, binary);

@@ -168,7 +168,7 @@ std::string forwardText(const mha::AttentionConfig &c) {
 std::string backwardText(const mha::AttentionConfig &c) {
   return std::string(c.bwdStaged ? "staged " : "") + std::to_string(c.bwdBlockM) + "x" +
          std::to_string(c.bwdBlockN) + "/" + std::to_string(c.bwdThreads) + "/s" +
-         std::to_string(c.bwdStages) + (c.bwdWgmma ? " wgmma" : "");
+         std::to_string(c.bwdStages) + (c.bwdStaged && c.bwdWgmma ? " wgmma" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time

@@ -212,7 +212,7 @@ private:
   std::pair<Value, Value> mmaBases(Location loc, const FragmentLayout &layout);
 
   /// This warp's (row, column) in an Mma layout's warp grid (warpsM x
-  /// warpsN); see FragmentLayout::warpgroupsN for the wgmma order.
+  /// warpsN); FragmentLayout.h says the wgmma order.
   std::pair<Value, Value> warpGrid(Location loc, const FragmentLayout &layout);
 
   /// The first column this thread holds of each row of a split Row fragment

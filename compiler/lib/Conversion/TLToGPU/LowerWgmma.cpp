@@ -74,6 +74,14 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   if ((!atomA && !fromRegisters) || !atomB)
     return op.emitOpError("wgmma operands must be shared tiles in the wgmma layout");
   int64_t rowsA = aType.getDimSize(0), rowsB = bType.getDimSize(0);
+  // What wgmmaWarpgroups chose; a layout written by hand must keep to it.
+  if (groupsN > 1 && fromRegisters)
+    return op.emitOpError("wgmma with A from registers needs its warpgroups along M only "
+                          "(#tl.wgmma<warps = [w, 1]>)");
+  if (groupsN > 1 && columns % (tb ? 8 : atomB / 2))
+    return op.emitOpError() << "wgmma warpgroups along N need column blocks of a multiple of "
+                            << (tb ? 8 : atomB / 2) << " (B's " << (tb ? "rows" : "swizzle atom")
+                            << "), not " << columns;
 
   Type i64 = b.getI64Type();
   auto i64Constant = [&](uint64_t v) {
