@@ -146,6 +146,37 @@ TEST_CASE("a pipelined gemm loop inside a serial loop (TMA mbarriers set up each
   CHECK(checkClose("C", c[0].toFloat(), expected, 1e-4, 1e-4 * std::sqrt(rounds * K)));
 }
 
+TEST_CASE("gemm kernel: 64-row blocks in two warpgroups (wgmma splits N between them)", "[gemm]") {
+  // 256 threads on 64-row blocks: on sm_90a the two warpgroups split each
+  // block's columns (FragmentLayout.h). A K-major B (trans_B) splits at any
+  // 8 columns; an MN-major one at its swizzle atom's 64, so 64x64 blocks of
+  // an MN-major B stay on mma.sync. Transposed A, ragged M and N.
+  struct Case {
+    GemmConfig config;
+    bool tb, wgmma;
+  };
+  const Case cases[] = {{{64, 128, 64, 256, 2}, false, true},
+                        {{64, 128, 64, 256, 2}, true, true},
+                        {{64, 256, 32, 256, 3}, false, true},
+                        {{64, 64, 32, 256, 2}, true, true},
+                        {{64, 64, 32, 256, 2}, false, false}};
+  const int M = onGPU() ? 200 : 70, N = onGPU() ? 300 : 72, K = onGPU() ? 160 : 64;
+  std::uint32_t seed = 700;
+  for (const Case &c : cases)
+    for (bool ta : {false, true}) {
+      if (onGPU()) { // the layout the split gives, before the numbers
+        auto kernel =
+            tl::testing::compile(tl::kernels::gemm::gemm(M, N, K, f16, f32, ta, c.tb, c.config));
+        if (auto *gpu = dynamic_cast<tl::runtime::GPUKernel *>(kernel.get());
+            gpu && gpu->binary().arch == "sm_90a") {
+          INFO("config " << c.config.block_M << "x" << c.config.block_N << " tb=" << c.tb);
+          CHECK(gpu->binary().fragmentLayout == (c.wgmma ? "wgmma" : "mma"));
+        }
+      }
+      checkGemm(M, N, K, f16, f32, ta, c.tb, c.config, seed++);
+    }
+}
+
 TEST_CASE("gemm with A from registers (attention's P V): RS wgmma on sm_90a", "[gemm]") {
   struct Case {
     int M, N, D, bM, threads;
