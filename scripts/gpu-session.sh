@@ -58,6 +58,14 @@
 #   sanitize-tuned  memcheck, racecheck and synccheck on the tuned configurations'
 #             MHA test, the overlapped forward's and the wgmma backward's
 #                                                        -> sanitize-tuned.log
+#   ab        tl-bench-gpu of an earlier build (.carry/before: its library and
+#             tl-bench-gpu, staged by TLC_CARRY_BEFORE=DIR bash scripts/carry.sh)
+#             and of this one, alternating twice, each with a JIT cache of its
+#             own; then the peers (AB_SHAPES="B,H,S,D ..." replaces the shapes)
+#                                                                  -> ab.jsonl
+#   ncu-ref   Nsight Compute (clocks left alone) on the reference shape's four
+#             kernels, the first non-causal launch of each: speed of light,
+#             occupancy, launch statistics, warp states         -> ncu-ref.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -139,6 +147,26 @@ for part in "$@"; do
       tee -a "$out/bwd-wgmma.jsonl"
     peer sdpa_peer.py "$out/bwd-wgmma.jsonl" "${args[@]}"
     sanitized "$out/sanitize-bwd-wgmma.log" "MHA backward staged with its gemms on wgmma*" ;;
+  ab)
+    [[ -d before ]] || { echo "no .carry/before: see scripts/carry.sh"; continue; }
+    [[ -f before/lib/libtlc.so.gz ]] && gunzip -f before/lib/libtlc.so.gz
+    args=(${AB_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128
+      4,16,4096,256})
+    caches=("$(mktemp -d)" "$(mktemp -d)")
+    for round in 1 2; do
+      TLC_CACHE_DIR=${caches[0]} LD_LIBRARY_PATH=$PWD/before/lib ./before/bin/tl-bench-gpu \
+        "${args[@]}" 2>&1 | sed 's/"peer": "tlc"/"peer": "tlc-before"/' | tee -a "$out/ab.jsonl"
+      TLC_CACHE_DIR=${caches[1]} ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/ab.jsonl"
+    done
+    peer sdpa_peer.py "$out/ab.jsonl" "${args[@]}" ;;
+  ncu-ref)
+    for kernel in flash_fwd flash_bwd_prep flash_bwd flash_bwd_post; do
+      echo "--- $kernel" | tee -a "$out/ncu-ref.log"
+      timeout 120 ncu --clock-control none --kernel-id "::regex:^$kernel\$:1" \
+        --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats ./bin/tl-bench-gpu 8,32,256,64 2>&1 |
+        grep -v '^{' | tee -a "$out/ncu-ref.log"
+    done ;;
   sanitize-tuned)
     sanitized "$out/sanitize-tuned.log" "MHA in the tuned configurations*,MHA forward in \
 FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;

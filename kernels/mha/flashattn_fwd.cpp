@@ -136,9 +136,12 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
         softmax();
         rescale();
         exponentiate();
+        // The row sums before P V, not after: ptxas moves work that follows
+        // a wgmma batch in between its wgmmas where it can, and then
+        // serialises them (C7519, seen at seq_len 7, D = 64, causal).
+        sum();
         copy(acc_s, acc_s_cast);
         values(V_shared, 0);
-        sum();
       });
     } else {
       // FlashAttention-3's intra-warpgroup overlap: iteration k issues S(k)

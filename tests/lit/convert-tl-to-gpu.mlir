@@ -629,3 +629,27 @@ func.func @mma_bf16(%A: memref<64x32xbf16>, %B: memref<32x64xbf16>, %C: memref<6
   }
   return
 }
+
+// -----
+
+// A copy that goes element by element (here through an index-map layout and
+// from f32 to f16) issues a batch of 8 loads per thread before their stores,
+// so that they wait out the memory's latency together: 64 x 64 over 128
+// threads is 4 batches, a loop stepping 1024 elements.
+// CHECK-LABEL: gpu.func @batched_copy(
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c4096 step %c1024
+// CHECK-COUNT-8: memref.load %reinterpret_cast
+// CHECK-NOT: memref.store
+// CHECK: arith.truncf
+// CHECK-COUNT-8: memref.store {{.*}} : memref<64x64xf16>
+// CHECK-NOT: memref.load
+// CHECK: gpu.return
+func.func @batched_copy(%X: memref<64x64xf32>, %Y: memref<64x64xf16> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    tl.annotate_layout %X layout(#tl.index_map<(d0, d1) -> (d1, d0), [64, 64]>) : memref<64x64xf32>
+    tl.copy %X[%c0, %c0] [64, 64] to %Y[%c0, %c0] [64, 64] : memref<64x64xf32> to memref<64x64xf16>
+  }
+  return
+}

@@ -307,16 +307,7 @@ void KernelLowering::forOwnedRows(Location loc, int64_t rows,
 void KernelLowering::forSpread(Location loc, ArrayRef<int64_t> extents,
                                function_ref<void(OpBuilder &, Location, ValueRange)> body) {
   int64_t total = product(extents);
-  auto visit = [&](Value flat) {
-    SmallVector<Value> coords(extents.size());
-    Value rest = flat;
-    for (int d = static_cast<int>(extents.size()) - 1; d >= 0; --d) {
-      Value extent = index(rewriter, loc, extents[d]);
-      coords[d] = arith::RemUIOp::create(rewriter, loc, rest, extent);
-      rest = arith::DivUIOp::create(rewriter, loc, rest, extent);
-    }
-    body(rewriter, loc, coords);
-  };
+  auto visit = [&](Value flat) { body(rewriter, loc, spreadCoordinates(loc, extents, flat)); };
   if (total % threads == 0 && total / threads <= kUnrolledSteps) {
     for (int64_t step = 0; step < total / threads; ++step)
       visit(add(loc, tid, step * threads));
@@ -327,6 +318,49 @@ void KernelLowering::forSpread(Location loc, ArrayRef<int64_t> extents,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(loop.getBody()->getTerminator());
   visit(loop.getInductionVar());
+}
+
+void KernelLowering::forSpreadBatched(
+    Location loc, ArrayRef<int64_t> extents,
+    function_ref<void(OpBuilder &, Location, ArrayRef<SmallVector<Value>>)> body) {
+  int64_t total = product(extents);
+  int64_t steps = total % threads == 0 ? total / threads : 0;
+  int64_t batch = steps && steps % kBatchedSteps == 0 ? kBatchedSteps
+                  : steps && steps <= kUnrolledSteps  ? steps
+                                                      : 1;
+  if (batch == 1) {
+    forSpread(loc, extents, [&](OpBuilder &b, Location loc, ValueRange coords) {
+      body(b, loc, {SmallVector<Value>(coords)});
+    });
+    return;
+  }
+  auto visit = [&](Value first) {
+    SmallVector<SmallVector<Value>> coords;
+    for (int64_t step = 0; step < batch; ++step)
+      coords.push_back(spreadCoordinates(loc, extents, add(loc, first, step * threads)));
+    body(rewriter, loc, coords);
+  };
+  if (batch == steps) {
+    visit(tid);
+    return;
+  }
+  auto loop = scf::ForOp::create(rewriter, loc, tid, index(rewriter, loc, total),
+                                 index(rewriter, loc, threads * batch));
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  visit(loop.getInductionVar());
+}
+
+SmallVector<Value> KernelLowering::spreadCoordinates(Location loc, ArrayRef<int64_t> extents,
+                                                     Value flat) {
+  SmallVector<Value> coords(extents.size());
+  Value rest = flat;
+  for (int d = static_cast<int>(extents.size()) - 1; d >= 0; --d) {
+    Value extent = index(rewriter, loc, extents[d]);
+    coords[d] = arith::RemUIOp::create(rewriter, loc, rest, extent);
+    rest = arith::DivUIOp::create(rewriter, loc, rest, extent);
+  }
+  return coords;
 }
 
 SmallVector<Value> KernelLowering::localIndices(OpBuilder &b, Location loc, Value fragment,

@@ -168,6 +168,18 @@ private:
   void forSpread(Location loc, ArrayRef<int64_t> extents,
                  function_ref<void(OpBuilder &, Location, ValueRange)> body);
 
+  /// forSpread that hands `body` several of the thread's steps at once (the
+  /// coordinates of each): up to kBatchedSteps where every thread takes a
+  /// whole number of such batches, else one. A copy then issues a batch's
+  /// loads before its stores, so that they are in flight together (one at a
+  /// time, each waits out the memory's latency before the next is issued).
+  /// The coordinates in `extents` of flat index `flat` (row-major).
+  SmallVector<Value> spreadCoordinates(Location loc, ArrayRef<int64_t> extents, Value flat);
+
+  void
+  forSpreadBatched(Location loc, ArrayRef<int64_t> extents,
+                   function_ref<void(OpBuilder &, Location, ArrayRef<SmallVector<Value>>)> body);
+
   //===--------------------------------------------------------------------===//
   // Element access
   //===--------------------------------------------------------------------===//
@@ -593,6 +605,8 @@ private:
   static constexpr int32_t kTryWaitTicks = 0x989680;
   /// Steps per thread up to which forSpread unrolls.
   static constexpr int64_t kUnrolledSteps = 4;
+  /// Steps per batch of forSpreadBatched.
+  static constexpr int64_t kBatchedSteps = 8;
 };
 
 } // namespace tl::gpu_lowering

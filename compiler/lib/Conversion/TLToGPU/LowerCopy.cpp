@@ -286,11 +286,19 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
       storeVector(b, loc, value, dst, to, llvm::MaybeAlign(16));
     });
   } else {
-    forSpread(loc, extents, [&](OpBuilder &b, Location loc, ValueRange s) {
-      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s);
-      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s);
-      store(b, loc, load(b, loc, src, from, nullptr), dst, to, nullptr);
-    });
+    // Element by element (a layout, another type or a ragged width): a
+    // batch of loads, then their stores.
+    forSpreadBatched(
+        loc, extents, [&](OpBuilder &b, Location loc, ArrayRef<SmallVector<Value>> batch) {
+          SmallVector<Value> values;
+          for (const SmallVector<Value> &s : batch)
+            values.push_back(load(b, loc, src,
+                                  regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), s),
+                                  nullptr));
+          for (auto [s, value] : llvm::zip(batch, values))
+            store(b, loc, value, dst,
+                  regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), s), nullptr);
+        });
   }
   if (writesShared)
     barrier(loc);
