@@ -61,7 +61,8 @@
 #   ab        tl-bench-gpu of an earlier build (.carry/before: its library and
 #             tl-bench-gpu, staged by TLC_CARRY_BEFORE=DIR bash scripts/carry.sh)
 #             and of this one, alternating twice, each with a JIT cache of its
-#             own; then the peers (AB_SHAPES="B,H,S,D ..." replaces the shapes)
+#             own; then the peers (AB_SHAPES="B,H,S,D ..." replaces the shapes,
+#             AB_ARGS="..." adds tl-bench-gpu options to both, e.g. --deterministic)
 #                                                                  -> ab.jsonl
 #   ncu-ref   Nsight Compute (clocks left alone) on the reference shape's four
 #             kernels, the first non-causal launch of each: speed of light,
@@ -155,8 +156,8 @@ for part in "$@"; do
     caches=("$(mktemp -d)" "$(mktemp -d)")
     for round in 1 2; do
       TLC_CACHE_DIR=${caches[0]} LD_LIBRARY_PATH=$PWD/before/lib ./before/bin/tl-bench-gpu \
-        "${args[@]}" 2>&1 | sed 's/"peer": "tlc"/"peer": "tlc-before"/' | tee -a "$out/ab.jsonl"
-      TLC_CACHE_DIR=${caches[1]} ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/ab.jsonl"
+        ${AB_ARGS:-} "${args[@]}" 2>&1 | sed 's/"peer": "tlc"/"peer": "tlc-before"/' | tee -a "$out/ab.jsonl"
+      TLC_CACHE_DIR=${caches[1]} ./bin/tl-bench-gpu ${AB_ARGS:-} "${args[@]}" 2>&1 | tee -a "$out/ab.jsonl"
     done
     peer sdpa_peer.py "$out/ab.jsonl" "${args[@]}" ;;
   ncu-ref)
