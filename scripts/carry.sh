@@ -47,8 +47,9 @@ for peer in sdpa_peer.py gemm_peer.py; do
     cp "$root/../shared/bench/$peer" "$root/.carry/"
   fi
 done
-# For gpu-session.sh's ab part: TLC_CARRY_BEFORE=DIR, an earlier .carry (its
-# lib/libtlc.so.gz and bin/tl-bench-gpu), rides along as .carry/before/.
+# For gpu-session.sh's ab part: TLC_CARRY_BEFORE=DIR, a copy of an earlier
+# .carry (its lib/libtlc.so.gz and bin/tl-bench-gpu; not .carry itself, which
+# is rebuilt above), rides along as .carry/before/.
 if [[ -n ${TLC_CARRY_BEFORE:-} ]]; then
   mkdir -p "$root/.carry/before/lib" "$root/.carry/before/bin"
   cp "$TLC_CARRY_BEFORE/lib/libtlc.so.gz" "$root/.carry/before/lib/"

@@ -87,9 +87,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // fastest at D=128 and 256 at every length measured (3-10% and 6-13%; at
     // D=256 it also beats the producer warpgroup by 6-7% from S = 4096), and
     // at D=64 non-causal from S = 1024 on 128-key blocks (1-4%). At D=64
-    // causal it is within 1.5% either way, and at the reference's S = 256
+    // causal it was within 1.5% either way, and at the reference's S = 256
     // (four iterations) 3-4% slower in two runs of three: those keep the
-    // plain loop.
+    // plain loop (which has since become 5-7% faster at D=64 causal from
+    // S = 1024, summing its rows before P V: results/2026-12-02-h200-session15.md).
     if (dim != 64 || (!causal && seqLen >= 1024))
       c.fwdOverlap = true;
     // 128-key blocks at D=64, 96 at D=128 (3-10% faster than 64 from S = 4096;

@@ -1,9 +1,10 @@
 // Flash-attention forward, line for line after the reference's flashattn_fwd,
-// with three deviations that keep its results: keys past a ragged end are
+// with four deviations that keep its results: keys past a ragged end are
 // masked (in the last key block); the causal mask is built only for the key
 // blocks that cross the diagonal (the others start from zeros, as the
-// non-causal kernel does); and causal query blocks run heaviest first (over
-// groups of heads). Optionally (stage_O) O leaves through a shared tile, and
+// non-causal kernel does); causal query blocks run heaviest first (over
+// groups of heads); and the loop sums its rows before P V, not after (the
+// same arithmetic: see the loop). Optionally (stage_O) O leaves through a shared tile, and
 // (overlap) the loop takes FlashAttention-3's order, the softmax of one key
 // block overlapping the gemm of the one before.
 #include "mha/mha.h"

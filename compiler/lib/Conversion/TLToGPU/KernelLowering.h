@@ -168,14 +168,15 @@ private:
   void forSpread(Location loc, ArrayRef<int64_t> extents,
                  function_ref<void(OpBuilder &, Location, ValueRange)> body);
 
-  /// forSpread that hands `body` several of the thread's steps at once (the
-  /// coordinates of each): up to kBatchedSteps where every thread takes a
-  /// whole number of such batches, else one. A copy then issues a batch's
-  /// loads before its stores, so that they are in flight together (one at a
-  /// time, each waits out the memory's latency before the next is issued).
   /// The coordinates in `extents` of flat index `flat` (row-major).
   SmallVector<Value> spreadCoordinates(Location loc, ArrayRef<int64_t> extents, Value flat);
 
+  /// forSpread that hands `body` several of the thread's steps at once (the
+  /// coordinates of each): kBatchedSteps where every thread takes a multiple
+  /// of kBatchedSteps steps, all of them where it takes at most
+  /// kUnrolledSteps, else one. A copy then issues a batch's loads before its
+  /// stores, so that they are in flight together (one at a time, each waits
+  /// out the memory's latency before the next is issued).
   void
   forSpreadBatched(Location loc, ArrayRef<int64_t> extents,
                    function_ref<void(OpBuilder &, Location, ArrayRef<SmallVector<Value>>)> body);

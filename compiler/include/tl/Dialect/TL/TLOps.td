@@ -101,7 +101,9 @@ def TL_CopyOp : TL_Op<"copy", [AttrSizedOperandSegments]> {
     dimension. The extents of both sides agree once unit extents are
     dropped (so `Q[b, i:i+64, h, :]` copies into a 64xD tile). Floating-point
     element types may differ: the copy converts. Regions of global tensors may
-    run past the tensor's end; those elements are not read or written.
+    run past the tensor's end; those elements are not read or written. The
+    two regions must not overlap (a thread may read several elements before
+    it writes any).
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$src, Variadic<Index>:$src_offsets,
                        DenseI64ArrayAttr:$src_sizes,
