@@ -4,9 +4,9 @@
 // blocks that cross the diagonal (the others start from zeros, as the
 // non-causal kernel does); causal query blocks run heaviest first (over
 // groups of heads); and the loop sums its rows before P V, not after (the
-// same arithmetic: see the loop). Optionally (stage_O) O leaves through a shared tile, and
-// (overlap) the loop takes FlashAttention-3's order, the softmax of one key
-// block overlapping the gemm of the one before.
+// same arithmetic: see the loop). Optionally (stage_O) O leaves through a
+// shared tile, and (overlap) the loop takes FlashAttention-3's order, the
+// softmax of one key block overlapping the gemm of the one before.
 #include "mha/mha.h"
 
 #include <cmath>

@@ -205,8 +205,8 @@ TEST_CASE("MHA backward in deterministic mode: dQ has the same bits on every run
   // across launches: the last turn resets it). Both backward
   // programs, causal (query blocks with fewer key blocks) and not, ragged,
   // key blocks larger and smaller than query blocks, and the tuned
-  // configurations (on the GPU: the reference's program on wgmma at D = 64, the staged one on wgmma
-  // at 128).
+  // configurations (on the GPU: the reference's program on wgmma at D = 64,
+  // the staged one on wgmma at 128).
   std::vector<std::pair<int, mha::AttentionConfig>> configs;
   for (auto [staged, blockM, blockN] :
        {std::tuple{false, 64, 32}, std::tuple{true, 64, 32}, std::tuple{true, 32, 64}}) {

@@ -1,7 +1,6 @@
 // IEEE binary16 <-> binary32, and binary32 -> bfloat16, round to nearest
-// even. Header only: the
-// runtime (host tensors) and the compiler (the CPU JIT's conversion
-// helpers) share it.
+// even. Header only: the runtime (host tensors) and the compiler (the CPU
+// JIT's conversion helpers) share it.
 #pragma once
 
 #include <bit>
