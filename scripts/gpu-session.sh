@@ -58,6 +58,11 @@
 #   sanitize-tuned  memcheck, racecheck and synccheck on the tuned configurations'
 #             MHA test, the overlapped forward's and the wgmma backward's
 #                                                        -> sanitize-tuned.log
+#   dq-tile   tl-bench-gpu with the backward adding dQ a tile at a time and an
+#             element at a time (--dq-tile=1|0, twice each, alternating), then the
+#             peers; the tile atomic_add's op test and MHA test under memcheck,
+#             racecheck and synccheck (DQ_TILE_SHAPES="B,H,S,D ..." replaces the
+#             shapes)                     -> dq-tile.jsonl, sanitize-dq-tile.log
 #   ab        tl-bench-gpu of an earlier build (.carry/before: its library and
 #             tl-bench-gpu, staged by TLC_CARRY_BEFORE=DIR bash scripts/carry.sh)
 #             and of this one, alternating twice, each with a JIT cache of its
@@ -148,6 +153,15 @@ for part in "$@"; do
       tee -a "$out/bwd-wgmma.jsonl"
     peer sdpa_peer.py "$out/bwd-wgmma.jsonl" "${args[@]}"
     sanitized "$out/sanitize-bwd-wgmma.log" "MHA backward staged with its gemms on wgmma*" ;;
+  dq-tile)
+    args=(${DQ_TILE_SHAPES:-8,32,256,64 4,32,4096,64 16,16,1024,128 4,16,4096,128})
+    for round in 1 2; do
+      for tile in 1 0; do
+        ./bin/tl-bench-gpu --dq-tile=$tile "${args[@]}" 2>&1 | tee -a "$out/dq-tile.jsonl"
+      done
+    done
+    peer sdpa_peer.py "$out/dq-tile.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-dq-tile.log" "atomic_add of a tile*,MHA backward adding dQ*" ;;
   ab)
     [[ -d before ]] || { echo "no .carry/before: see scripts/carry.sh"; continue; }
     [[ -f before/lib/libtlc.so.gz ]] && gunzip -f before/lib/libtlc.so.gz

@@ -296,6 +296,16 @@ void atomic_add(const Access &dst, const Expr &value, SourceLoc loc) {
   verifyOrThrow(p, op, false);
 }
 
+void atomic_add(const Region &dst, const Region &src, SourceLoc loc) {
+  ProgramImpl &p = activeProgram("atomic_add", loc);
+  Location location = toLocation(p, loc);
+  RegionBounds from = regionBounds(p, src, location, loc);
+  RegionBounds to = regionBounds(p, dst, location, loc);
+  auto op = AtomicAddTileOp::create(p.builder, location, unwrap(src.buffer()), from.offsets,
+                                    from.sizes, unwrap(dst.buffer()), to.offsets, to.sizes);
+  verifyOrThrow(p, op, false);
+}
+
 namespace detail {
 
 void parallel(std::vector<std::int64_t> extents, int arity, const Body &body, SourceLoc loc) {

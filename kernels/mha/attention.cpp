@@ -131,9 +131,14 @@ dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_
   if (config.bwdStaged)
     return flashattn_bwd_staged(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                                 config.bwdThreads, config.bwdStages, config.deterministic,
-                                config.bwdWgmma);
+                                config.bwdWgmma, config.bwdDqTile);
   return flashattn_bwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
-                       config.bwdThreads, config.bwdStages, config.deterministic);
+                       config.bwdThreads, config.bwdStages, config.deterministic, config.bwdDqTile);
+}
+
+dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,
+                               const AttentionConfig &config) {
+  return flashattn_bwd_postprocess(batch, heads, seq_len, dim, 128, !config.bwdDqTile);
 }
 
 namespace {
@@ -176,7 +181,7 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   auto fwd = compile(forwardKernel(batch, heads, seq, dim, causal, config), backend);
   auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim), backend);
   auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config), backend);
-  auto post = compile(flashattn_bwd_postprocess(batch, heads, seq, dim), backend);
+  auto post = compile(postprocessKernel(batch, heads, seq, dim, config), backend);
 
   std::optional<float> fill;
   if (outputs == Outputs::poisoned)

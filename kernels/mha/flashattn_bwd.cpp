@@ -3,7 +3,8 @@
 // and dk, which are [block_M, dim]); the reference declares [block_N, dim],
 // which only agrees when block_M == block_N and fails our copy verifier
 // otherwise. And the causal mask is applied only to the blocks that cross the
-// diagonal (elsewhere it keeps every element).
+// diagonal (elsewhere it keeps every element). With `dq_tile` (not the
+// reference's) dQ goes out a tile at a time (mha.h).
 #include "mha/mha.h"
 
 #include <cmath>
@@ -12,7 +13,7 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
-                      int block_N, int threads, int num_stages, bool deterministic) {
+                      int block_N, int threads, int num_stages, bool deterministic, bool dq_tile) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -39,8 +40,10 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
     Buffer dq = alloc_fragment({block_N, dim}, accum_dtype);
     Buffer dv_shared = alloc_shared({block_M, dim}, dtype);
     Buffer dk_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer dq_shared = dq_tile ? alloc_shared({block_N, dim}, accum_dtype) : Buffer();
 
-    annotate_layout(dQ, make_dq_layout());
+    if (!dq_tile)
+      annotate_layout(dQ, make_dq_layout());
     annotate_layout(dv_shared, make_swizzled_layout());
     annotate_layout(dk_shared, make_swizzled_layout());
 
@@ -80,7 +83,13 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
       copy(dsT_cast, dsT_shared);
       clear(dq);
       gemm(dsT_shared, K_shared, dq, {.transpose_A = true});
+      if (dq_tile)
+        copy(dq, dq_shared);
       addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {
+        if (dq_tile) { // rows past seq_len fall outside dQ
+          atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_shared);
+          return;
+        }
         parallel({block_N, dim}, [&](Expr i, Expr j) {
           if_(k * block_N + i < seq_len,
               [&] { atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j)); });

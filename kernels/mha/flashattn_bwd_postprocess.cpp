@@ -17,7 +17,8 @@ std::vector<std::int64_t> dqAccumulatorShape(int batch, int heads, int seq_len, 
   return {batch, (seq_len + 7) / 8 * 8, heads, dim};
 }
 
-Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim, int threads) {
+Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim, int threads,
+                                  bool dq_layout) {
   const DType dtype = f16;
   const DType accum_dtype = f32;
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
@@ -28,7 +29,8 @@ Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim, in
   Buffer dQ_out = p.output("dQ_out", shape, dtype);
 
   p.kernel({ceildiv(seq_len, blk), heads, batch}, threads, [&](Expr bx, Expr by, Expr bz) {
-    annotate_layout(dQ, make_dq_layout());
+    if (dq_layout)
+      annotate_layout(dQ, make_dq_layout());
     copy(dQ(bz, slice(bx * blk, blk), by, all), dQ_out(bz, slice(bx * blk, blk), by, all));
   });
   return p;

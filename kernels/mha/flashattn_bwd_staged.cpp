@@ -17,7 +17,7 @@ using namespace tl::dsl;
 
 Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                              int block_M, int block_N, int threads, int num_stages,
-                             bool deterministic, bool wgmma) {
+                             bool deterministic, bool wgmma, bool dq_tile) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -45,8 +45,10 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
     Buffer dq = alloc_fragment({block_N, dim}, accum_dtype);
     Buffer dv_shared = alloc_shared({block_M, dim}, dtype);
     Buffer dk_shared = alloc_shared({block_M, dim}, dtype);
+    Buffer dq_shared = dq_tile ? alloc_shared({block_N, dim}, accum_dtype) : Buffer();
 
-    annotate_layout(dQ, make_dq_layout());
+    if (!dq_tile)
+      annotate_layout(dQ, make_dq_layout());
     annotate_layout(dv_shared, make_swizzled_layout());
     annotate_layout(dk_shared, make_swizzled_layout());
 
@@ -101,9 +103,15 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
             .allow_wgmma = wgmma,
             .wg_wait = -1});
       wait_wgmma(0);
+      if (dq_tile)
+        copy(dq, dq_shared);
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
       addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {
+        if (dq_tile) { // rows past seq_len fall outside dQ
+          atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_shared);
+          return;
+        }
         parallel({block_N, dim}, [&](Expr i, Expr j) {
           auto accumulate = [&] { atomic_add(dQ(bz, k * block_N + i, bx, j), dq(i, j)); };
           if (seq_len % block_N == 0)

@@ -40,17 +40,22 @@ dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim
                                       int threads = 128);
 
 /// dQ_out = f16(dQ read through make_dq_layout)   (out_idx = [1])
+/// `dq_layout` false: dQ is row-major (a backward with `dq_tile`).
 dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim,
-                                       int threads = 128);
+                                       int threads = 128, bool dq_layout = true);
 
 /// dK, dV = flashattn_bwd(Q, K, V, dO, lse, Delta, dQ); dQ accumulates
 /// atomically through make_dq_layout    (out_idx = [7, 8])
 /// `deterministic`: the key blocks add into each query block's dQ rows one
 /// after another in key order (in_turn on a dQ_turns counter, a parameter
 /// after dQ: see backwardTensors), so dQ has the same bits on every run.
+/// `dq_tile`: a block adds its dQ rows as one tile (T.atomic_add on a
+/// region) from a shared f32 tile, into a row-major dQ (no make_dq_layout):
+/// on sm_90a TMA reduce-add boxes, which the copy engine adds in L2 while
+/// the threads go on, instead of an atomic add per element.
 dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
-                           bool deterministic = false);
+                           bool deterministic = false, bool dq_tile = false);
 
 /// The backward main kernel's parameters, declared on `p` in the order both
 /// backward programs take them (the attention API calls either alike): Q, K,
@@ -86,9 +91,11 @@ void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr b
 /// (sm_90a) its gemms may take wgmma: every operand is then a shared tile,
 /// and with two warpgroups on 64-row query blocks the dQ gemm splits its
 /// columns between them (FlashAttention-3's backward arrangement).
+/// `dq_tile` as flashattn_bwd's.
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                                   int block_M, int block_N, int threads = 128, int num_stages = 1,
-                                  bool deterministic = false, bool wgmma = false);
+                                  bool deterministic = false, bool wgmma = false,
+                                  bool dq_tile = false);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in
@@ -118,6 +125,9 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
                            const AttentionConfig &config);
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                             const AttentionConfig &config);
+/// The postprocess that reads the dQ accumulator backwardKernel writes.
+dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,
+                               const AttentionConfig &config);
 
 /// Every kernel we ship for `arch`, by file stem, at the reference test's
 /// shape: the reference's configurations (causal and not) and the tuned ones

@@ -149,3 +149,71 @@ func.func @waited_loads(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref
   }
   return
 }
+
+// -----
+
+// tl.atomic_add_tile of a whole shared f32 tile into a kernel tensor, in a
+// loop: reduce-add boxes (f32 [32, 64]: 256-byte rows, two boxes of [32, 32]
+// with the 128-byte swizzle). Thread 0 issues them after the proxy fence,
+// which goes before the barrier that ends the copy writing the tile, and
+// does not wait; the next write of the tile waits for the boxes to have read
+// it, and the kernel's end for them to complete.
+// PLAN-LABEL: func.func @tile_reduce_add
+// PLAN: tl.atomic_add_tile {{.*}} {tl.tma_copy}
+// CHECK-LABEL: gpu.func @tile_reduce_add
+// CHECK-SAME: tl.tensor_maps = [#tl.tensor_map<param = 1, box = [32, 32], swizzle = 128>]
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: gpu.barrier
+// CHECK: vector.store
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.reduce %arg2, %{{.*}}, box[%{{.*}}, %{{.*}}] {redKind = #nvvm.tma_redux_kind<add>}
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
+// CHECK: gpu.return
+func.func @tile_reduce_add(%X: memref<4x32x64xf32>, %Acc: memref<100x64xf32>) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    %t = tl.alloc_shared : memref<32x64xf32, #tl.scope<shared>>
+    scf.for %k = %c0 to %c4 step %c1 {
+      %row = arith.muli %k, %c32 : index
+      tl.copy %X[%bx, %c0, %c0] [1, 32, 64] to %t[%c0, %c0] [32, 64] : memref<4x32x64xf32> to memref<32x64xf32, #tl.scope<shared>>
+      tl.atomic_add_tile %t[%c0, %c0] [32, 64] to %Acc[%row, %c0] [32, 64] : memref<32x64xf32, #tl.scope<shared>> to memref<100x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Element by element where boxes cannot go: a fragment source, a tensor with
+// an index-map layout, part of a tile.
+// PLAN-LABEL: func.func @element_atomic_adds
+// PLAN-NOT: tl.tma_copy
+// CHECK-LABEL: gpu.func @element_atomic_adds
+// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK: memref.atomic_rmw addf
+// CHECK: gpu.return
+func.func @element_atomic_adds(%X: memref<32x64xf32>, %Acc: memref<32x64xf32>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tl.alloc_fragment : memref<32x64xf32, #tl.scope<fragment>>
+    tl.copy %X[%c0, %c0] [32, 64] to %f[%c0, %c0] [32, 64] : memref<32x64xf32> to memref<32x64xf32, #tl.scope<fragment>>
+    tl.atomic_add_tile %f[%c0, %c0] [32, 64] to %Acc[%c0, %c0] [32, 64] : memref<32x64xf32, #tl.scope<fragment>> to memref<32x64xf32>
+    %t = tl.alloc_shared : memref<32x64xf32, #tl.scope<shared>>
+    tl.copy %X[%c0, %c0] [32, 64] to %t[%c0, %c0] [32, 64] : memref<32x64xf32> to memref<32x64xf32, #tl.scope<shared>>
+    tl.atomic_add_tile %t[%c0, %c0] [16, 64] to %Acc[%c0, %c0] [16, 64] : memref<32x64xf32, #tl.scope<shared>> to memref<32x64xf32>
+  }
+  return
+}

@@ -198,6 +198,32 @@ TEST_CASE("MHA backward staged with its gemms on wgmma (bwdWgmma)", "[mha][small
   }
 }
 
+TEST_CASE("MHA backward adding dQ a tile at a time (bwdDqTile)", "[mha][small]") {
+  // A block's dQ rows go to a shared f32 tile and into dQ as one
+  // T.atomic_add on a region: on sm_90a TMA reduce-add boxes (the staged
+  // backward on wgmma at D = 128, the reference's program at D = 64), else
+  // an atomic add per element. Causal and not, ragged (rows past seq_len
+  // fall outside dQ), several key blocks a query block, deterministic.
+  struct Case {
+    bool staged, wgmma;
+    int dim, blockM, blockN, threads, seq;
+  };
+  for (Case c : {Case{false, false, 64, 64, 64, 128, 200}, Case{true, true, 128, 128, 64, 256, 200},
+                 Case{true, false, 64, 64, 32, 128, 100}}) {
+    mha::AttentionConfig config;
+    config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = c.threads;
+    config.bwdStages = 1, config.bwdStaged = c.staged, config.bwdWgmma = c.wgmma;
+    config.bwdDqTile = true;
+    for (bool causal : {false, true}) {
+      checkMHA(1, 2, 256, c.dim, causal, config);
+      checkMHA(2, 1, c.seq, c.dim, causal, config); // ragged
+    }
+    config.deterministic = true;
+    checkMHA(1, 2, c.seq, c.dim, true, config);
+    checkMHA(1, 2, c.seq, c.dim, false, config);
+  }
+}
+
 TEST_CASE("MHA backward in deterministic mode: dQ has the same bits on every run", "[mha][small]") {
   // The key blocks add into each query block's dQ rows in key order
   // (in_turn): on the GPU, where atomics otherwise land in any order, two

@@ -256,6 +256,65 @@ TEST_CASE("atomic_add: many blocks into one tensor, through an index map", "[ops
   checkClose("Out", out[0].toFloat(), expectedLogical, 1e-5, 1e-4);
 }
 
+TEST_CASE("atomic_add of a tile: shared and fragment sources, ragged edges, in turns", "[ops]") {
+  // 8 blocks add their [16, 64] f32 tile of X into rows (bx % 4) * 16 .. +16
+  // of a 50-row tensor: two blocks into each row block, the last row block
+  // running past the end (rows 48..63: only 48 and 49 exist). A from a
+  // shared tile (on sm_90a TMA reduce-add boxes), B from a fragment (an
+  // atomic add per element), C from the shared tile in turns (bit for bit
+  // the sum in turn order).
+  const int blocks = 8, rows = 50, tileRows = 16, cols = 64;
+  Program p("tile_atomics");
+  Buffer X = p.tensor("X", {blocks, tileRows, cols}, f32);
+  Buffer A = p.tensor("A", {rows, cols}, f32);
+  Buffer B = p.tensor("B", {rows, cols}, f32);
+  Buffer C = p.tensor("C", {rows, cols}, f32);
+  Buffer Turn = p.tensor("Turn", {4}, i32);
+  p.kernel({blocks}, 128, [&](Expr bx) {
+    Buffer s = alloc_shared({tileRows, cols}, f32);
+    Buffer f = alloc_fragment({tileRows, cols}, f32);
+    copy(X(bx, all, all), s);
+    copy(X(bx, all, all), f);
+    Expr row = (bx % 4) * tileRows;
+    atomic_add(A(slice(row, tileRows), all), s);
+    atomic_add(B(slice(row, tileRows), all), f);
+    in_turn(Turn(bx % 4), bx / 4, if_then_else(bx / 4 == 1, 0, bx / 4 + 1),
+            [&] { atomic_add(C(slice(row, tileRows), all), s); });
+  });
+  // In odd columns C starts at -1e8, blocks 0-3 add 1e8 and blocks 4-7 a
+  // small x: in turn order -1e8 + 1e8 + x is x, the other way round 0.
+  HostTensor x = randomTensor({blocks, tileRows, cols}, f32, 40);
+  for (int i = 0; i < 4 * tileRows * cols; i += 2)
+    x.set(i + 1, 1e8f);
+  HostTensor a = randomTensor({rows, cols}, f32, 41), c({rows, cols}, f32);
+  HostTensor b = HostTensor::fromFloat({rows, cols}, f32, a.toFloat()); // its own storage
+  for (int i = 0; i < rows * cols; i += 2)
+    c.set(i + 1, -1e8f);
+  HostTensor turn({4}, i32);
+  std::vector<float> expected = a.toFloat(), ordered = c.toFloat();
+  for (int bx = 0; bx < blocks; ++bx) // turn 0 (blocks 0-3), then turn 1
+    for (int r = 0; r < tileRows; ++r)
+      for (int j = 0; j < cols; ++j) {
+        int row = (bx % 4) * tileRows + r;
+        float v = x.at((bx * tileRows + r) * cols + j);
+        if (row >= rows)
+          continue;
+        expected[row * cols + j] += v;
+        ordered[row * cols + j] += v;
+      }
+  auto kernel = tl::testing::compile(p);
+  kernel->run({&x, &a, &b, &c, &turn});
+  checkClose("A", a.toFloat(), expected, 1e-5, 1e-4);
+  checkClose("B", b.toFloat(), expected, 1e-5, 1e-4);
+  std::vector<float> got = c.toFloat();
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("C element " << i);
+    CHECK(got[i] == ordered[i]); // bit for bit: turn 0's block first
+  }
+  for (std::int64_t i = 0; i < turn.numel(); ++i)
+    CHECK(turn.at(i) == 0);
+}
+
 TEST_CASE("in_turn: blocks add in the order of their turns", "[ops]") {
   // Each of 3 x 2 rows of 48 blocks adds its value into its row's sum. f32
   // addition does not associate (1e8 + 1 - 1e8 is 0, 1 - 1e8 + 1e8 is 1), so

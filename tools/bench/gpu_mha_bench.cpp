@@ -6,9 +6,11 @@
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
 //                [--autotune[=forward|backward]] [--deterministic] [--stage-o=0|1]
-//                [--overlap=0|1] [--bwd-wgmma=0|1] [B,H,S,D ...]
+//                [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not (AttentionConfig::bwdWgmma).
+// --dq-tile=0|1: the backward adds dQ a tile at a time or an element at a time
+// (AttentionConfig::bwdDqTile).
 // --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
@@ -51,6 +53,7 @@ bool deterministic = false; // --deterministic: dQ summed in key-block order
 int stageO = -1;            // --stage-o=0|1: the forward's O through a shared tile or not
 int overlap = -1;           // --overlap=0|1: the forward's softmax overlapping its P V gemm or not
 int bwdWgmma = -1;          // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not
+int dqTile = -1;            // --dq-tile=0|1: dQ added a tile at a time or not
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -168,7 +171,8 @@ std::string forwardText(const mha::AttentionConfig &c) {
 std::string backwardText(const mha::AttentionConfig &c) {
   return std::string(c.bwdStaged ? "staged " : "") + std::to_string(c.bwdBlockM) + "x" +
          std::to_string(c.bwdBlockN) + "/" + std::to_string(c.bwdThreads) + "/s" +
-         std::to_string(c.bwdStages) + (c.bwdStaged && c.bwdWgmma ? " wgmma" : "");
+         std::to_string(c.bwdStages) + (c.bwdStaged && c.bwdWgmma ? " wgmma" : "") +
+         (c.bwdDqTile ? " dq-tile" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time
@@ -237,10 +241,12 @@ void run(const Shape &s, bool causal) {
     c.fwdOverlap = overlap == 1;
   if (bwdWgmma >= 0)
     c.bwdWgmma = bwdWgmma == 1;
+  if (dqTile >= 0)
+    c.bwdDqTile = dqTile == 1;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
-  GPUKernel post(mha::flashattn_bwd_postprocess(s.B, s.H, s.S, s.D));
+  GPUKernel post(mha::postprocessKernel(s.B, s.H, s.S, s.D, c));
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
   double prepMs = prep.benchmark({&O, &dO, &delta});
   // The deterministic backward's turn counters: zeros, and zeros again after
@@ -294,6 +300,10 @@ int main(int argc, char **argv) {
       overlap = arg.back() - '0';
       continue;
     }
+    if (arg == "--dq-tile=0" || arg == "--dq-tile=1") {
+      dqTile = arg.back() - '0';
+      continue;
+    }
     if (arg == "--bwd-wgmma=0" || arg == "--bwd-wgmma=1") {
       bwdWgmma = arg.back() - '0';
       continue;
@@ -310,7 +320,8 @@ int main(int argc, char **argv) {
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
       std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
                            "[--autotune[=forward|backward]] [--deterministic] "
-                           "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [B,H,S,D ...]\n");
+                           "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] "
+                           "[B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

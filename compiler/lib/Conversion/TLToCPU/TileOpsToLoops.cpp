@@ -163,11 +163,41 @@ struct AtomicAddToRMW : OpRewritePattern<AtomicAddOp> {
   const LayoutMap &layouts;
 };
 
+/// dst[region] += src[region], element by element (atomically: blocks may
+/// run on several threads), past the destination's end nothing.
+struct AtomicAddTileToLoops : OpRewritePattern<AtomicAddTileOp> {
+  AtomicAddTileToLoops(MLIRContext *context, const LayoutMap &layouts)
+      : OpRewritePattern(context), layouts(layouts) {}
+  LogicalResult matchAndRewrite(AtomicAddTileOp op, PatternRewriter &rewriter) const override {
+    SmallVector<int64_t> extents;
+    for (int64_t size : op.getSrcSizes())
+      if (size != 1)
+        extents.push_back(size);
+    auto body = [&](OpBuilder &b, Location loc, ValueRange ivs) {
+      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), ivs);
+      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), ivs);
+      scf::IfOp::create(
+          b, loc, insideBuffer(b, loc, op.getDst(), to), [&](OpBuilder &b, Location loc) {
+            ElementRef source = resolveElement(b, loc, layouts, op.getSrc(), from);
+            Value value = memref::LoadOp::create(b, loc, source.memref, source.indices);
+            ElementRef ref = resolveElement(b, loc, layouts, op.getDst(), to);
+            memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value, ref.memref,
+                                        ref.indices);
+            scf::YieldOp::create(b, loc);
+          });
+    };
+    buildLoops(rewriter, op.getLoc(), extents, body);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  const LayoutMap &layouts;
+};
+
 } // namespace
 
 void populateTileOpsToLoopsPatterns(RewritePatternSet &patterns, const LayoutMap &layouts) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<CopyToLoops, AtomicAddToRMW>(context, layouts);
+  patterns.add<CopyToLoops, AtomicAddToRMW, AtomicAddTileToLoops>(context, layouts);
   patterns.add<GemmToLoops, ReduceToLoops>(context);
 }
 

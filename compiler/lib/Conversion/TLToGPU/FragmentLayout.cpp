@@ -267,7 +267,7 @@ struct Inference {
 /// it through shared memory, fills write it whole).
 static bool standsApart(Value fragment, const llvm::DenseSet<Value> &fragments) {
   return llvm::all_of(fragment.getUsers(), [&](Operation *user) {
-    if (isa<FillOp, AnnotateLayoutOp>(user))
+    if (isa<FillOp, AnnotateLayoutOp, AtomicAddTileOp>(user))
       return true;
     if (auto copy = dyn_cast<CopyOp>(user))
       return !fragments.count(copy.getSrc()) || !fragments.count(copy.getDst());

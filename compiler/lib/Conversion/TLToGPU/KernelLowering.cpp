@@ -52,6 +52,18 @@ LogicalResult KernelLowering::run() {
                      "gemm left in flight (wg_wait = -1) with no wait_wgmma after it in its block");
   if (!pendingTmaLoads.empty()) // the block's terminator waits for them
     return emitError(loc, "internal: a TMA load was never waited for");
+  if (!reduceSources.empty()) {
+    // The shared memory outlives no block: thread 0 waits for its reduce-add
+    // boxes (all of them, the last included) before the kernel ends.
+    rewriter.setInsertionPoint(entry.getTerminator());
+    auto issuer = scf::IfOp::create(rewriter, loc,
+                                    arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                                          tid, index(rewriter, loc, 0)),
+                                    /*withElse=*/false);
+    rewriter.setInsertionPoint(issuer.thenBlock()->getTerminator());
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0),
+                                         /*read=*/nullptr);
+  }
   for (auto &[old, fragment] : fragments) {
     if (!old.use_empty())
       return emitError(old.getLoc(), "fragment still used after lowering");
@@ -215,15 +227,18 @@ Value KernelLowering::swizzleColumn(OpBuilder &b, Location loc, Value row, Value
 
 Value KernelLowering::wgmmaElement(OpBuilder &b, Location loc, Value tile, Value row, Value col) {
   auto type = cast<MemRefType>(tile.getType());
-  int64_t atom = wgmmaAtoms.lookup(tile), perRow = atom / 2; // elements per block row
+  int64_t bits = type.getElementTypeBitWidth();
+  // Elements per block row and per 16-byte chunk (16-bit operands; 32-bit
+  // tiles of TMA reduce-add boxes).
+  int64_t atom = wgmmaAtoms.lookup(tile), perRow = atom * 8 / bits, perChunk = 128 / bits;
   Value block = arith::DivUIOp::create(b, loc, col, index(b, loc, perRow));
   Value within = arith::RemUIOp::create(b, loc, col, index(b, loc, perRow));
-  // chunk ^ ((row * atom / 128) & (atom / 16 - 1)), in elements (8 a chunk)
+  // chunk ^ ((row * atom / 128) & (atom / 16 - 1)), in elements
   Value phase =
       arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, row, index(b, loc, 128 / atom)),
                             index(b, loc, atom / 16 - 1));
-  Value swizzledWithin =
-      arith::XOrIOp::create(b, loc, within, arith::MulIOp::create(b, loc, phase, index(b, loc, 8)));
+  Value swizzledWithin = arith::XOrIOp::create(
+      b, loc, within, arith::MulIOp::create(b, loc, phase, index(b, loc, perChunk)));
   Value blockStart =
       arith::MulIOp::create(b, loc, block, index(b, loc, type.getDimSize(0) * perRow));
   Value rowStart = arith::MulIOp::create(b, loc, row, index(b, loc, perRow));
@@ -420,6 +435,15 @@ void KernelLowering::store(OpBuilder &b, Location loc, Value value, Value buffer
   });
 }
 
+void KernelLowering::atomicAddGlobal(OpBuilder &b, Location loc, Value value, Value buffer,
+                                     ValueRange indices) {
+  scf::IfOp::create(b, loc, insideBuffer(b, loc, buffer, indices), [&](OpBuilder &b, Location loc) {
+    ElementRef ref = resolveElement(b, loc, layouts, buffer, indices);
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value, ref.memref, ref.indices);
+    scf::YieldOp::create(b, loc);
+  });
+}
+
 Value KernelLowering::loadVector(OpBuilder &b, Location loc, VectorType type, Value buffer,
                                  ValueRange indices, llvm::MaybeAlign alignment) {
   auto loadFrom = [&](OpBuilder &b, Location loc) -> Value {
@@ -569,12 +593,19 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
   if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
     auto copies = pipelines.buffers.find(alloc.getResult());
-    rewriter.replaceOp(
-        alloc, allocateShared(
-                   loc, alloc.getType(), swizzleRequests.count(alloc.getResult()),
-                   copies == pipelines.buffers.end() ? 1 : copies->second,
-                   plannedOffsets.lookup(alloc.getResult()),
-                   wgmmaRequests.count(alloc.getResult()) ? wgmmaAtomBytes(alloc.getType()) : 0));
+    bool reduceSource = llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+      auto add = dyn_cast<AtomicAddTileOp>(user);
+      return add && add.getSrc() == alloc.getResult() &&
+             tlDialect(add).getTmaCopyAttrHelper().isAttrPresent(add);
+    });
+    Value view = allocateShared(
+        loc, alloc.getType(), swizzleRequests.count(alloc.getResult()),
+        copies == pipelines.buffers.end() ? 1 : copies->second,
+        plannedOffsets.lookup(alloc.getResult()),
+        wgmmaRequests.count(alloc.getResult()) ? wgmmaAtomBytes(alloc.getType()) : 0);
+    rewriter.replaceOp(alloc, view);
+    if (reduceSource)
+      reduceSources.insert(view);
     return success();
   }
   if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
@@ -609,6 +640,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerFill(fill);
   if (auto copy = dyn_cast<CopyOp>(op))
     return lowerCopy(copy);
+  if (auto add = dyn_cast<AtomicAddTileOp>(op))
+    return lowerAtomicAddTile(add);
   if (auto gemm = dyn_cast<GemmOp>(op))
     return lowerGemm(gemm);
   if (auto wait = dyn_cast<WaitWgmmaOp>(op))

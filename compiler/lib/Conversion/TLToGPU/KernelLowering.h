@@ -197,6 +197,10 @@ private:
   void store(OpBuilder &b, Location loc, Value value, Value buffer, ValueRange indices,
              const Owned *owned);
 
+  /// Atomically adds `value` to element `indices` of a global tensor (through
+  /// its layout; nothing past its end).
+  void atomicAddGlobal(OpBuilder &b, Location loc, Value value, Value buffer, ValueRange indices);
+
   /// A vector of `type` at `indices` of a shared or global buffer (no
   /// index-map layout) along its last dimension; of a global one, zeros
   /// where the vector's first element is past the end.
@@ -291,9 +295,24 @@ private:
   /// The boxes that move a whole swizzle-atom tile (at shared address `tile`,
   /// an index) from or to the region of `tensor` of `sizes` at `offsets`
   /// (outermost first): one box per atom column block. Loads complete on
-  /// `mbarrier`; stores (no mbarrier) join the issuing thread's bulk group.
+  /// `mbarrier`; stores (no mbarrier) join the issuing thread's bulk group,
+  /// as reduce-add boxes do (`reduceAdd`: the tile's elements are added to
+  /// the region's in L2).
   void issueTileBoxes(Location loc, Value tensor, ValueRange offsets, ArrayRef<int64_t> sizes,
-                      MemRefType tileType, Value tile, Value mbarrier);
+                      MemRefType tileType, Value tile, Value mbarrier, bool reduceAdd = false);
+  /// A tl.atomic_add_tile planned `tl.tma_copy`: after a proxy fence and a
+  /// barrier, thread 0 issues the tile's reduce-add boxes as a bulk group and
+  /// goes on; inside tl.in_turn it waits for them to complete (the turn
+  /// passes on with their sums in memory). A later write of the tile waits
+  /// first for them to have read it (waitReduceReads), and so does the
+  /// kernel's end.
+  LogicalResult lowerTmaReduce(AtomicAddTileOp op);
+  /// Before a write of `tile`: where it is the source of TMA reduce-add
+  /// boxes, thread 0 waits for its bulk groups to have read their tiles (the
+  /// write's barrier holds the other threads until then).
+  void waitReduceReads(Location loc, Value tile);
+  /// Source tiles (views) of TMA reduce-add boxes.
+  llvm::DenseSet<Value> reduceSources;
   /// A copy planned `tl.tma_copy` (tl-plan-tma-copies): a load is armed and
   /// issued by thread 0 on an mbarrier of its own that every thread waits
   /// for; a store is issued by thread 0 after a proxy fence and a barrier,
@@ -396,6 +415,11 @@ private:
   int64_t vectorWidth(CopyOp op);
 
   LogicalResult lowerCopy(CopyOp op);
+
+  /// tl.atomic_add_tile: by TMA where planned (lowerTmaReduce), else every
+  /// element by an atomic add: a fragment's by the threads that own them, a
+  /// shared tile's spread over the threads after a barrier.
+  LogicalResult lowerAtomicAddTile(AtomicAddTileOp op);
 
   LogicalResult lowerGemm(GemmOp op);
 

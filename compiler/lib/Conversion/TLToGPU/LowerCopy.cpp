@@ -3,7 +3,8 @@
 // tl.fill and tl.copy: between fragments and memory (by the fragment's
 // layout: 16-byte row segments, Mma column pairs, or element by element),
 // and between memories (16-byte pieces where aligned, entry copies as
-// cp.async).
+// cp.async). tl.atomic_add_tile where it does not go by TMA: element by
+// element, as the copies that have no faster way.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
@@ -196,6 +197,7 @@ int64_t KernelLowering::vectorWidth(CopyOp op) {
 }
 
 LogicalResult KernelLowering::lowerCopy(CopyOp op) {
+  waitReduceReads(op.getLoc(), op.getDst());
   if (tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op))
     return lowerTmaCopy(op);
   Location loc = op.getLoc();
@@ -302,6 +304,62 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
   }
   if (writesShared)
     barrier(loc);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerAtomicAddTile(AtomicAddTileOp op) {
+  if (tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op))
+    return lowerTmaReduce(op);
+  Location loc = op.getLoc();
+  Value src = op.getSrc(), dst = op.getDst();
+  auto regionOf = [&](OpBuilder &b, Location loc, ValueRange at) {
+    return std::pair(regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), at),
+                     regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), at));
+  };
+  if (isFragment(src)) {
+    auto type = cast<MemRefType>(src.getType());
+    for (auto [offset, size, extent] :
+         llvm::zip(op.getSrcOffsets(), op.getSrcSizes(), type.getShape())) {
+      std::optional<int64_t> start = getConstantIntValue(offset);
+      if (!start || *start != 0 || size != extent)
+        return op.emitOpError(
+            "adds part of a fragment; the GPU lowering adds whole fragments only");
+    }
+    ArrayRef<int64_t> shape = type.getShape();
+    const FragmentLayout &layout = fragments.find(src)->second.layout;
+    // A replicated row vector is added by one of its holders only.
+    Value writer = rowWriter(loc, layout);
+    forOwned(loc, layout, shape,
+             [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
+               SmallVector<Value> squeezed;
+               for (auto [d, extent] : llvm::enumerate(shape))
+                 if (extent != 1)
+                   squeezed.push_back(full[d]);
+               auto [from, to] = regionOf(b, loc, squeezed);
+               Value value = load(b, loc, src, from, &owned);
+               if (!writer) {
+                 atomicAddGlobal(b, loc, value, dst, to);
+                 return;
+               }
+               scf::IfOp::create(b, loc, writer, [&](OpBuilder &b, Location loc) {
+                 atomicAddGlobal(b, loc, value, dst, to);
+                 scf::YieldOp::create(b, loc);
+               });
+             });
+    rewriter.eraseOp(op);
+    return success();
+  }
+  SmallVector<int64_t> extents;
+  for (int64_t size : op.getSrcSizes())
+    if (size != 1)
+      extents.push_back(size);
+  auto addElement = [&](OpBuilder &b, Location loc, ValueRange at) {
+    auto [from, to] = regionOf(b, loc, at);
+    atomicAddGlobal(b, loc, load(b, loc, src, from, nullptr), dst, to);
+  };
+  barrier(loc); // a shared tile: the threads' writes of it first
+  forSpread(loc, extents, addElement);
   rewriter.eraseOp(op);
   return success();
 }

@@ -123,7 +123,7 @@ void KernelLowering::issueTmaBoxes(Location loc, const PipelinePlan &plan, Block
 
 void KernelLowering::issueTileBoxes(Location at, Value tensor, ValueRange offsets,
                                     ArrayRef<int64_t> sizes, MemRefType tileType, Value tile,
-                                    Value mbarrier) {
+                                    Value mbarrier, bool reduceAdd) {
   auto &b = rewriter;
   MLIRContext *context = b.getContext();
   int64_t rows = tileType.getDimSize(0), atom = wgmmaAtomBytes(tileType);
@@ -143,6 +143,12 @@ void KernelLowering::issueTileBoxes(Location at, Value tensor, ValueRange offset
         b, at, b.getI32Type(),
         arith::AddIOp::create(b, at, tile, index(b, at, block * rows * atom)));
     Value shared = LLVM::IntToPtrOp::create(b, at, LLVM::LLVMPointerType::get(context, 3), address);
+    if (reduceAdd) {
+      NVVM::CpAsyncBulkTensorReduceOp::create(b, at, map, shared, NVVM::TMAReduxKind::ADD,
+                                              NVVM::TMAStoreMode::TILE, corner,
+                                              /*l2CacheHint=*/Value());
+      continue;
+    }
     if (!mbarrier) {
       NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
           b, at, map, shared, corner, /*l2CacheHint=*/Value(), NVVM::TMAStoreMode::TILE,
@@ -204,6 +210,59 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op) {
   }
   b.eraseOp(op);
   return success();
+}
+
+LogicalResult KernelLowering::lowerTmaReduce(AtomicAddTileOp op) {
+  auto &b = rewriter;
+  Location loc = op.getLoc();
+  Value tile = op.getSrc();
+  // As a store's: the threads' writes of the tile reach the copy engine
+  // after a proxy fence and a barrier; the barrier that ends the copy
+  // writing the tile serves, where it stands just before (but for index
+  // math).
+  Operation *before = op->getPrevNode();
+  while (before && before->getNumRegions() == 0 && isPure(before))
+    before = before->getPrevNode();
+  if (auto previous = dyn_cast_or_null<gpu::BarrierOp>(before)) {
+    OpBuilder::InsertionGuard before(b);
+    b.setInsertionPoint(previous);
+    fenceProxyAsync(loc);
+  } else {
+    fenceProxyAsync(loc);
+    barrier(loc);
+  }
+  auto issue = scf::IfOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(b, loc, 0)),
+      /*withElse=*/false);
+  OpBuilder::InsertionGuard inside(b);
+  b.setInsertionPoint(issue.thenBlock()->getTerminator());
+  issueTileBoxes(loc, op.getDst(), op.getDstOffsets(), op.getDstSizes(),
+                 cast<MemRefType>(tile.getType()),
+                 memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), Value(),
+                 /*reduceAdd=*/true);
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  if (op->getParentOfType<InTurnOp>()) {
+    // The turn passes on once the sums are in memory: the boxes complete,
+    // and their (async proxy) writes are ordered before the release.
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), /*read=*/nullptr);
+    NVVM::FenceProxyOp::create(b, loc,
+                               NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async),
+                               NVVM::SharedSpaceAttr());
+  }
+  b.eraseOp(op);
+  return success();
+}
+
+void KernelLowering::waitReduceReads(Location loc, Value tile) {
+  if (!reduceSources.contains(tile))
+    return;
+  auto &b = rewriter;
+  auto issuer = scf::IfOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(b, loc, 0)),
+      /*withElse=*/false);
+  OpBuilder::InsertionGuard inside(b);
+  b.setInsertionPoint(issuer.thenBlock()->getTerminator());
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
 }
 
 std::optional<std::array<int64_t, 2>> KernelLowering::sharedBytesOf(Value tile) {

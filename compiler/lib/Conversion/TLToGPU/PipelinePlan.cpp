@@ -292,12 +292,13 @@ bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &pl
 
 } // namespace
 
-bool tmaBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile) {
-  if (tile.getRank() != 2 || tile.getElementTypeBitWidth() != 16 || tile.getDimSize(0) > 256 ||
-      tensor.getElementType() != tile.getElementType() || tensor.getRank() > 5 ||
-      !tensor.hasStaticShape())
+bool tmaBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile, bool wideElements) {
+  int64_t bits = tile.getElementTypeBitWidth();
+  if (tile.getRank() != 2 || !(bits == 16 || (wideElements && bits == 32)) ||
+      tile.getDimSize(0) > 256 || tensor.getElementType() != tile.getElementType() ||
+      tensor.getRank() > 5 || !tensor.hasStaticShape())
     return false;
-  int64_t rowBytes = tile.getDimSize(1) * 2;
+  int64_t rowBytes = tile.getDimSize(1) * bits / 8;
   if (rowBytes % 128 != 0 && rowBytes != 64 && rowBytes != 32)
     return false;
   int64_t stride = tensor.getElementTypeBitWidth() / 8;

@@ -118,12 +118,14 @@ PipelinePlans readPipelinePlans(mlir::Operation *root);
 
 /// Whether TMA boxes can move a whole shared `tile` to or from a region of
 /// `sizes` of the global `tensor` of the same element type: a 2-D tile of
-/// 16-bit elements of at most
-/// 256 rows whose row is 32, 64 or a multiple of 128 bytes (a swizzle atom,
-/// WgmmaOperands.h), a row-major tensor of at most 5 dimensions whose strides
-/// are multiples of 16 bytes, the region's non-unit extents being the tile's
-/// rows and columns, columns innermost.
-bool tmaBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes, mlir::MemRefType tile);
+/// 16-bit elements (or 32-bit with `wideElements`: the reduce-add boxes of
+/// tl.atomic_add_tile; loads and stores keep to the 16-bit ones measured) of
+/// at most 256 rows whose row is 32, 64 or a multiple of 128 bytes (a
+/// swizzle atom, WgmmaOperands.h), a row-major tensor of at most 5
+/// dimensions whose strides are multiples of 16 bytes, the region's non-unit
+/// extents being the tile's rows and columns, columns innermost.
+bool tmaBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes, mlir::MemRefType tile,
+                bool wideElements = false);
 
 /// The largest power of two (up to 2^20) known to divide an index value built
 /// from constants, +, * and the ops that keep divisibility.

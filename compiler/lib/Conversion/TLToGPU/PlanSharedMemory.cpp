@@ -9,7 +9,9 @@
 // follows address bits 7-9). A tile
 // with rotating copies (tl-plan-pipelines) takes all of them. Reuse needs no
 // barrier of its own: the lowering puts one before every shared write
-// (pipelined loads: before their prologue). Tiles the lowering makes itself
+// (pipelined loads: before their prologue). The source tile of TMA
+// reduce-add boxes lives to the kernel's end (the boxes read it after its
+// last op). Tiles the lowering makes itself
 // (staged operands, reduction scratch) go after the planned ones.
 //
 //===----------------------------------------------------------------------===//
@@ -60,6 +62,11 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
     for (Operation *user : alloc->getUsers())
       if (isa<memref::StoreOp, AtomicAddOp>(user) && !user->getParentOfType<ParallelOp>())
         first = 0, last = std::numeric_limits<int64_t>::max();
+    // TMA reduce-add boxes may still read the tile after its last op, until
+    // the kernel's end: none of its bytes go to a later tile.
+    for (Operation *user : alloc->getUsers())
+      if (isa<AtomicAddTileOp>(user) && tl.getTmaCopyAttrHelper().isAttrPresent(user))
+        last = std::numeric_limits<int64_t>::max();
     MemRefType type = alloc.getType();
     IntegerAttr copies = tl.getRotatingCopiesAttrHelper().getAttr(alloc);
     int64_t bytes =

@@ -17,6 +17,9 @@
 //     for a load a make_swizzled_layout annotation is no obstacle, as it asks
 //     for a swizzle and this is one: a forward's Q tile. Stores from such
 //     tiles, the backward's dK and dV, stay with the threads: not measured).
+// It marks the tl.atomic_add_tile ops that can go as TMA reduce-add boxes
+// too (tmaReduceCapable), wherever they stand: the tile's writes wait for the
+// boxes before (LowerTma.cpp).
 // The lowering (LowerTma.cpp) emits them; tl-plan-shared-memory aligns such
 // tiles at 1024 bytes.
 //
@@ -77,6 +80,36 @@ bool tmaCopyCapable(CopyOp copy, KernelOp kernel, const lowering::LayoutMap &lay
                     load ? copy.getSrcSizes() : copy.getDstSizes(), tile.getType());
 }
 
+/// Whether a tl.atomic_add_tile can go as TMA reduce-add boxes: the whole of
+/// a shared tile allocated in the kernel, which only tl.copy writes (its
+/// lowering waits there for earlier boxes to have read the tile), into a
+/// kernel tensor, neither with an index-map layout, boxable (32-bit elements
+/// too) and free to take the swizzle-atom layout.
+bool tmaReduceCapable(AtomicAddTileOp add, const lowering::LayoutMap &layouts) {
+  auto tile = add.getSrc().getDefiningOp<AllocSharedOp>();
+  auto tensor = dyn_cast<BlockArgument>(add.getDst());
+  if (!tile || !tensor || !isa<func::FuncOp>(tensor.getOwner()->getParentOp()) ||
+      layouts.count(add.getSrc()) || layouts.count(add.getDst()) ||
+      !atomLayoutAllowed(tile, /*load=*/false))
+    return false;
+  for (auto [offset, size, extent] :
+       llvm::zip(add.getSrcOffsets(), add.getSrcSizes(), tile.getType().getShape())) {
+    std::optional<int64_t> start = getConstantIntValue(offset);
+    if (!start || *start != 0 || size != extent)
+      return false;
+  }
+  for (Operation *user : tile->getUsers()) {
+    if (user == add.getOperation())
+      continue;
+    auto copy = dyn_cast<CopyOp>(user);
+    bool reads = copy && copy.getSrc() == tile.getResult();
+    if (!reads && !(copy && copy.getDst() == tile.getResult()) && !isa<GemmOp>(user))
+      return false;
+  }
+  return tmaBoxable(cast<MemRefType>(add.getDst().getType()), add.getDstSizes(), tile.getType(),
+                    /*wideElements=*/true);
+}
+
 struct PlanTmaCopiesPass : public tl::impl::PlanTmaCopiesBase<PlanTmaCopiesPass> {
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
@@ -85,6 +118,10 @@ struct PlanTmaCopiesPass : public tl::impl::PlanTmaCopiesBase<PlanTmaCopiesPass>
       for (auto copy : kernel.getBody().front().getOps<CopyOp>())
         if (tmaCopyCapable(copy, kernel, layouts))
           tlDialect(kernel).getTmaCopyAttrHelper().setAttr(copy, b.getUnitAttr());
+      kernel.walk([&](AtomicAddTileOp add) {
+        if (tmaReduceCapable(add, layouts))
+          tlDialect(kernel).getTmaCopyAttrHelper().setAttr(add, b.getUnitAttr());
+      });
     });
   }
 };

@@ -35,12 +35,17 @@ inline int64_t wgmmaAtomBytes(mlir::MemRefType type) {
 }
 
 /// Whether a shared tile takes this layout: a gemm with a wgmma accumulator
-/// (tl-infer-layouts) reads it, or a TMA copy moves it (tl-plan-tma-copies).
+/// (tl-infer-layouts) reads it, or a TMA copy moves it or TMA reduce-add
+/// boxes read it (tl-plan-tma-copies).
 /// tl-plan-shared-memory aligns such tiles at 1024 bytes; the lowering
 /// places their elements so (wgmmaElement).
 inline bool takesAtomLayout(AllocSharedOp tile) {
   return llvm::any_of(tile->getUsers(), [&](mlir::Operation *user) {
     if (llvm::isa<CopyOp>(user) && tlDialect(user).getTmaCopyAttrHelper().isAttrPresent(user))
+      return true;
+    if (auto add = llvm::dyn_cast<AtomicAddTileOp>(user);
+        add && add.getSrc() == tile.getResult() &&
+        tlDialect(user).getTmaCopyAttrHelper().isAttrPresent(user))
       return true;
     auto gemm = llvm::dyn_cast<GemmOp>(user);
     if (!gemm || (gemm.getA() != tile.getResult() && gemm.getB() != tile.getResult()))

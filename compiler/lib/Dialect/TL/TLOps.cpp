@@ -518,6 +518,29 @@ LogicalResult AtomicAddOp::verify() {
   return verifyInsideKernel(*this);
 }
 
+LogicalResult AtomicAddTileOp::verify() {
+  if (failed(verifyRegion(*this, "source", getSrc(), getSrcOffsets(), getSrcSizes())) ||
+      failed(verifyRegion(*this, "destination", getDst(), getDstOffsets(), getDstSizes())))
+    return failure();
+  MemoryScope from = getMemoryScope(bufferType(getSrc()));
+  MemoryScope to = getMemoryScope(bufferType(getDst()));
+  if (from != MemoryScope::shared && from != MemoryScope::fragment)
+    return emitOpError() << "needs a shared or fragment source, got " << describeScope(from);
+  if (to != MemoryScope::global)
+    return emitOpError() << "needs a global destination, got " << describeScope(to);
+  if (dropUnitExtents(getSrcSizes()) != dropUnitExtents(getDstSizes()))
+    return emitOpError() << "extents differ: source region " << formatShape(getSrcSizes())
+                         << " vs destination region " << formatShape(getDstSizes());
+  if (failed(verifyTileElements(*this, "the region", getSrcSizes())))
+    return failure();
+  Type srcElement = bufferType(getSrc()).getElementType();
+  Type dstElement = bufferType(getDst()).getElementType();
+  if (srcElement != dstElement || !isa<FloatType>(dstElement))
+    return emitOpError() << "adds " << srcElement << " into " << dstElement
+                         << "; it takes one float type on both sides";
+  return verifyInsideKernel(*this);
+}
+
 LogicalResult InTurnOp::verify() {
   MemRefType type = bufferType(getCounter());
   MemoryScope scope = getMemoryScope(type);

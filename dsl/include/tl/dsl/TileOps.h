@@ -76,6 +76,13 @@ void reduce_abssum(const Buffer &src, const Buffer &dst, int dim = -1, bool clea
 
 /// dst[indices] += value, atomically.
 void atomic_add(const Access &dst, const Expr &value, SourceLoc loc = SourceLoc::current());
+/// dst += src over a region of a global tensor (T.atomic_add with a tile):
+/// each element's addition atomic, as blocks may add into the same elements.
+/// src is a shared tile or a fragment (or a region of one) of dst's float type;
+/// elements of dst's region past the tensor's end are left alone. On sm_90a
+/// a whole shared tile goes as TMA reduce-add boxes (the copy engine adds in
+/// L2, and the threads go on).
+void atomic_add(const Region &dst, const Region &src, SourceLoc loc = SourceLoc::current());
 
 namespace detail {
 void parallel(std::vector<std::int64_t> extents, int arity, const Body &body, SourceLoc loc);

@@ -188,6 +188,29 @@ def TL_AtomicAddOp : TL_Op<"atomic_add"> {
   let hasVerifier = 1;
 }
 
+def TL_AtomicAddTileOp : TL_Op<"atomic_add_tile", [AttrSizedOperandSegments]> {
+  let summary = "atomically add a tile into a region of a global tensor (T.atomic_add)";
+  let description = [{
+    dst[region] += src[region], element by element, each addition atomic:
+    blocks may add into the same elements at once. The regions are named as
+    tl.copy's; the source is a shared tile or a fragment, the
+    destination a global tensor, of the same float type. Elements of the
+    destination region past the tensor's end are not added to. On sm_90a a
+    whole shared tile of a kernel tensor without an index-map layout goes as
+    TMA reduce-add boxes (tl-plan-tma-copies): one thread issues them after
+    the block's writes of the tile, and the copy engine adds in L2.
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$src, Variadic<Index>:$src_offsets,
+                       DenseI64ArrayAttr:$src_sizes,
+                       Arg<AnyMemRef, "", [MemRead, MemWrite]>:$dst, Variadic<Index>:$dst_offsets,
+                       DenseI64ArrayAttr:$dst_sizes);
+  let assemblyFormat = [{
+    $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]` $dst_sizes
+    attr-dict `:` type($src) `to` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
 def TL_InTurnOp : TL_Op<"in_turn", [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
   let summary = "run the body when a global turn counter reaches this block's turn";
   let description = [{
