@@ -155,6 +155,44 @@ func.func @atomic_fragment(%S: memref<64xf32, #tl.scope<fragment>>) {
 
 // -----
 
+func.func @atomic_tile_global_source(%X: memref<64xf32>, %Y: memref<64xf32>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{needs a shared or fragment source, got a global tensor}}
+    tl.atomic_add_tile %X[%c0] [64] to %Y[%c0] [64] : memref<64xf32> to memref<64xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_tile_shared_destination(%S: memref<64xf32, #tl.scope<shared>>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %t = tl.alloc_shared : memref<64xf32, #tl.scope<shared>>
+    // expected-error @+1 {{needs a global destination, got a shared buffer}}
+    tl.atomic_add_tile %t[%c0] [64] to %S[%c0] [64] : memref<64xf32, #tl.scope<shared>> to memref<64xf32, #tl.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_tile_types(%Y: memref<64xf32>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %t = tl.alloc_shared : memref<64xf16, #tl.scope<shared>>
+    // expected-error @+1 {{adds 'f16' into 'f32'; it takes one float type on both sides}}
+    tl.atomic_add_tile %t[%c0] [64] to %Y[%c0] [64] : memref<64xf16, #tl.scope<shared>> to memref<64xf32>
+  }
+  return
+}
+
+// -----
+
 func.func @layout_rank(%dQ: memref<2x128x4x64xf32>) {
   tl.kernel grid [1] threads 128 {
   ^bb0(%bx: index):
