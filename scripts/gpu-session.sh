@@ -72,6 +72,11 @@
 #   ncu-ref   Nsight Compute (clocks left alone) on the reference shape's four
 #             kernels, the first non-causal launch of each: speed of light,
 #             occupancy, launch statistics, warp states         -> ncu-ref.log
+#   ncu-dq    Nsight Compute on the backward's main kernel (first non-causal
+#             launch) adding dQ a tile at a time and an element at a time, at
+#             NCU_DQ_SHAPES (default 4,32,4096,64 4,16,4096,128): speed of light,
+#             warp states, memory, stall sampling by SASS line, L2 reductions
+#                                                                -> ncu-dq.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -181,6 +186,19 @@ for part in "$@"; do
         --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats ./bin/tl-bench-gpu 8,32,256,64 2>&1 |
         grep -v '^{' | tee -a "$out/ncu-ref.log"
+    done ;;
+  ncu-dq)
+    for shape in ${NCU_DQ_SHAPES:-4,32,4096,64 4,16,4096,128}; do
+      for tile in 1 0; do
+        echo "--- flash_bwd $shape --dq-tile=$tile" | tee -a "$out/ncu-dq.log"
+        timeout 200 ncu --clock-control none --kernel-id "::regex:^flash_bwd\$:1" \
+          --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
+          --section SourceCounters --section LaunchStats --metrics \
+          lts__t_sectors_op_red.sum,lts__t_requests_op_red.sum,lts__t_sectors_op_atom.sum,\
+l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed_op_global_red.sum,\
+lts__average_t_sector_hit_rate_realtime.pct \
+          ./bin/tl-bench-gpu --dq-tile=$tile "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-dq.log"
+      done
     done ;;
   sanitize-tuned)
     sanitized "$out/sanitize-tuned.log" "MHA in the tuned configurations*,MHA forward in \
