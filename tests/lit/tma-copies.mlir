@@ -196,6 +196,39 @@ func.func @tile_reduce_add(%X: memref<4x32x64xf32>, %Acc: memref<100x64xf32>) {
 
 // -----
 
+// A wgmma accumulator copied into an f32 reduce-add tile (the 128-byte swizzle
+// atom): its column pairs go as two 32-bit stores, the odd rows' second
+// element first (8-byte pairs of rows r and r ^ 1 would share two chunks).
+// CHECK-LABEL: gpu.func @accumulator_to_reduce_tile
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: arith.andi %{{.*}}, %c1
+// CHECK: arith.select
+// CHECK: memref.store
+// CHECK: arith.select
+// CHECK: memref.store
+// CHECK-NOT: vector.store
+// CHECK: nvvm.cp.async.bulk.tensor.reduce
+func.func @accumulator_to_reduce_tile(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %Acc: memref<64x64xf32>) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    %t = tl.alloc_shared : memref<64x64xf32, #tl.scope<shared>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.fill %c, %zero : memref<64x64xf32, #tl.scope<fragment>>, f32
+    tl.gemm %a, %b, %c {transpose_b} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %c[%c0, %c0] [64, 64] to %t[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32, #tl.scope<shared>>
+    tl.atomic_add_tile %t[%c0, %c0] [64, 64] to %Acc[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<shared>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
 // Element by element where boxes cannot go: a fragment source, a tensor with
 // an index-map layout, part of a tile.
 // PLAN-LABEL: func.func @element_atomic_adds

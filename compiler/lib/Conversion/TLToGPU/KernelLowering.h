@@ -394,8 +394,17 @@ private:
   /// swizzled tile keeps pairs together (it moves 16-byte chunks).
   bool mmaPairs(CopyOp op, Value fragment);
 
-  /// The copy of mmaPairs: one 2-element store per column pair.
+  /// The copy of mmaPairs: one 2-element store per column pair (crossed
+  /// where pairsConflict).
   void copyMmaPairs(CopyOp op, Value fragment);
+  /// 8-byte column pairs stored into `tile` conflict: 32-bit elements in a
+  /// 128-byte swizzle atom, whose XOR by row % 8 sends a half-warp's rows r
+  /// and r ^ 1 to the same two 16-byte chunks (two wavefronts for one).
+  bool pairsConflict(Value tile);
+  /// Stores `pair` (columns c, c + 1 of row `at`) as two 32-bit stores, the
+  /// odd rows' second element first: each store's lanes then fill the 32
+  /// banks once (rows r and r ^ 1 take different words of a chunk).
+  void storeCrossedPair(Location loc, Value pair, Value tile, ArrayRef<Value> at);
   /// Whether `op` copies a whole Mma (or wgmma) fragment into another of the
   /// same shape and layout (attention's P = f16(S)): slot i to slot i.
   bool sameMmaFragments(CopyOp op);

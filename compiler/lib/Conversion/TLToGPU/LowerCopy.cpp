@@ -120,6 +120,7 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
   auto alignment =
       llvm::MaybeAlign(2 * cast<MemRefType>(dst.getType()).getElementTypeBitWidth() / 8);
   auto [rowBase, colBase] = mmaBases(loc, f.layout);
+  bool crossed = pairsConflict(dst);
   Type slotType = cast<MemRefType>(f.storage.getType()).getElementType();
   for (int64_t slot = 0; slot < f.layout.count(); slot += 2) {
     auto [row, col] = mmaSlotOffset(f.layout, slot);
@@ -128,8 +129,34 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
                       ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
     Value slots = vector::LoadOp::create(rewriter, loc, VectorType::get({2}, slotType), f.storage,
                                          ValueRange{index(rewriter, loc, slot)});
-    storeVector(rewriter, loc, convertFloat(rewriter, loc, slots, element), dst, at, alignment);
+    Value pair = convertFloat(rewriter, loc, slots, element);
+    if (crossed)
+      storeCrossedPair(loc, pair, dst, at);
+    else
+      storeVector(rewriter, loc, pair, dst, at, alignment);
   }
+}
+
+bool KernelLowering::pairsConflict(Value tile) {
+  return isShared(tile) && cast<MemRefType>(tile.getType()).getElementTypeBitWidth() == 32 &&
+         wgmmaAtoms.lookup(tile) == 128;
+}
+
+void KernelLowering::storeCrossedPair(Location loc, Value pair, Value tile, ArrayRef<Value> at) {
+  auto element = [&](int64_t e) {
+    return vector::ExtractOp::create(rewriter, loc, pair, ArrayRef<int64_t>{e}).getResult();
+  };
+  Value first = element(0), second = element(1);
+  Value odd = arith::AndIOp::create(rewriter, loc, at[at.size() - 2], index(rewriter, loc, 1));
+  Value isOdd =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, odd, index(rewriter, loc, 0));
+  SmallVector<Value> earlierAt(at), laterAt(at);
+  earlierAt.back() = arith::AddIOp::create(rewriter, loc, at.back(), odd);
+  laterAt.back() = arith::SubIOp::create(rewriter, loc, add(loc, at.back(), 1), odd);
+  memref::StoreOp::create(
+      rewriter, loc, arith::SelectOp::create(rewriter, loc, isOdd, second, first), tile, earlierAt);
+  memref::StoreOp::create(
+      rewriter, loc, arith::SelectOp::create(rewriter, loc, isOdd, first, second), tile, laterAt);
 }
 
 bool KernelLowering::sameMmaFragments(CopyOp op) {
