@@ -207,6 +207,14 @@ SmallVector<Value> regionIndices(OpBuilder &b, Location loc, ValueRange offsets,
   return indices;
 }
 
+SmallVector<Value> squeezeIndices(ArrayRef<int64_t> shape, ValueRange full) {
+  SmallVector<Value> squeezed;
+  for (auto [extent, index] : llvm::zip(shape, full))
+    if (extent != 1)
+      squeezed.push_back(index);
+  return squeezed;
+}
+
 Value insideBuffer(OpBuilder &b, Location loc, Value buffer, ValueRange indices) {
   auto type = cast<MemRefType>(buffer.getType());
   Value inside;

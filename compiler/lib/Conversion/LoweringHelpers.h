@@ -53,6 +53,20 @@ llvm::SmallVector<mlir::Value> regionIndices(mlir::OpBuilder &b, mlir::Location 
                                              llvm::ArrayRef<int64_t> sizes,
                                              mlir::ValueRange squeezed);
 
+/// The indices among `full` (one per extent of `shape`) whose extent is not 1:
+/// the `squeezed` regionIndices takes.
+llvm::SmallVector<mlir::Value> squeezeIndices(llvm::ArrayRef<int64_t> shape, mlir::ValueRange full);
+
+/// Both sides' element indices (source, destination) of a copy-like op
+/// (tl.copy, tl.atomic_add_tile) at `squeezed`.
+template <typename CopyLikeOp>
+std::pair<llvm::SmallVector<mlir::Value>, llvm::SmallVector<mlir::Value>>
+regionPairIndices(mlir::OpBuilder &b, mlir::Location loc, CopyLikeOp op,
+                  mlir::ValueRange squeezed) {
+  return {regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), squeezed),
+          regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), squeezed)};
+}
+
 /// The neutral element of a reduction (-inf for max, +inf for min, 0 for
 /// sums; the extreme integers for integer max/min).
 mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind,

@@ -34,13 +34,9 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
   LogicalResult matchAndRewrite(CopyOp op, PatternRewriter &rewriter) const override {
     Value src = op.getSrc(), dst = op.getDst();
     Type dstElement = cast<MemRefType>(dst.getType()).getElementType();
-    SmallVector<int64_t> extents;
-    for (int64_t size : op.getSrcSizes())
-      if (size != 1)
-        extents.push_back(size);
+    SmallVector<int64_t> extents = nonUnitExtents(op.getSrcSizes());
     auto body = [&](OpBuilder &b, Location loc, ValueRange ivs) {
-      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), ivs);
-      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), ivs);
+      auto [from, to] = regionPairIndices(b, loc, op, ivs);
       auto load = [&](OpBuilder &b, Location loc) {
         ElementRef ref = resolveElement(b, loc, layouts, src, from);
         Value value = memref::LoadOp::create(b, loc, ref.memref, ref.indices);
@@ -169,13 +165,9 @@ struct AtomicAddTileToLoops : OpRewritePattern<AtomicAddTileOp> {
   AtomicAddTileToLoops(MLIRContext *context, const LayoutMap &layouts)
       : OpRewritePattern(context), layouts(layouts) {}
   LogicalResult matchAndRewrite(AtomicAddTileOp op, PatternRewriter &rewriter) const override {
-    SmallVector<int64_t> extents;
-    for (int64_t size : op.getSrcSizes())
-      if (size != 1)
-        extents.push_back(size);
+    SmallVector<int64_t> extents = nonUnitExtents(op.getSrcSizes());
     auto body = [&](OpBuilder &b, Location loc, ValueRange ivs) {
-      SmallVector<Value> from = regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), ivs);
-      SmallVector<Value> to = regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), ivs);
+      auto [from, to] = regionPairIndices(b, loc, op, ivs);
       scf::IfOp::create(
           b, loc, insideBuffer(b, loc, op.getDst(), to), [&](OpBuilder &b, Location loc) {
             ElementRef source = resolveElement(b, loc, layouts, op.getSrc(), from);

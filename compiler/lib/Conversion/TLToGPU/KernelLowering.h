@@ -413,9 +413,10 @@ private:
   /// conversions and the shifts and ors that pack them for the gemm).
   void copySameMmaFragments(CopyOp op);
 
-  /// A fragment side of a copy must be the whole fragment.
-  LogicalResult checkWholeFragment(CopyOp op, Value buffer, OperandRange offsets,
-                                   ArrayRef<int64_t> sizes);
+  /// A fragment side of a copy-like op (which `verb`s, "copies" or "adds")
+  /// must be the whole fragment.
+  LogicalResult checkWholeFragment(Operation *op, StringRef verb, Value buffer,
+                                   OperandRange offsets, ArrayRef<int64_t> sizes);
 
   /// Elements per 16-byte access when a copy between global and shared
   /// buffers can move whole 16-byte pieces of its last dimension: same element

@@ -184,19 +184,19 @@ void KernelLowering::copySameMmaFragments(CopyOp op) {
   }
 }
 
-LogicalResult KernelLowering::checkWholeFragment(CopyOp op, Value buffer, OperandRange offsets,
-                                                 ArrayRef<int64_t> sizes) {
+LogicalResult KernelLowering::checkWholeFragment(Operation *op, StringRef verb, Value buffer,
+                                                 OperandRange offsets, ArrayRef<int64_t> sizes) {
   auto type = cast<MemRefType>(buffer.getType());
   for (auto [offset, size, dim] : llvm::zip(offsets, sizes, type.getShape())) {
     std::optional<int64_t> c = getConstantIntValue(offset);
     if (!c || *c != 0 || size != dim)
-      return op.emitOpError("copies part of a fragment; the GPU lowering "
-                            "copies whole fragments only");
+      return op->emitOpError() << verb << " part of a fragment; the GPU lowering " << verb
+                               << " whole fragments only";
   }
   if (type.getRank() > 1 && type.getDimSize(0) == 1)
-    return op.emitOpError("copies a fragment whose first extent is 1; the GPU "
-                          "lowering distributes fragments by their first "
-                          "dimension");
+    return op->emitOpError() << verb
+                             << " a fragment whose first extent is 1; the GPU lowering "
+                                "distributes fragments by their first dimension";
   return success();
 }
 
@@ -229,10 +229,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     return lowerTmaCopy(op);
   Location loc = op.getLoc();
   Value src = op.getSrc(), dst = op.getDst();
-  SmallVector<int64_t> extents;
-  for (int64_t size : op.getSrcSizes())
-    if (size != 1)
-      extents.push_back(size);
+  SmallVector<int64_t> extents = nonUnitExtents(op.getSrcSizes());
   bool writesShared = isShared(dst);
   if (writesShared)
     barrier(loc);
@@ -248,7 +245,8 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     Value fragment = isFragment(dst) ? dst : src;
     for (Value side : {src, dst})
       if (isFragment(side) &&
-          failed(checkWholeFragment(op, side, side == src ? op.getSrcOffsets() : op.getDstOffsets(),
+          failed(checkWholeFragment(op, "copies", side,
+                                    side == src ? op.getSrcOffsets() : op.getDstOffsets(),
                                     side == src ? op.getSrcSizes() : op.getDstSizes())))
         return failure();
     ArrayRef<int64_t> shape = cast<MemRefType>(fragment.getType()).getShape();
@@ -276,14 +274,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     Value writer = isFragment(dst) ? Value() : rowWriter(loc, layout);
     forOwned(loc, layout, shape,
              [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
-               SmallVector<Value> squeezed;
-               for (auto [d, extent] : llvm::enumerate(shape))
-                 if (extent != 1)
-                   squeezed.push_back(full[d]);
-               SmallVector<Value> from =
-                   regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), squeezed);
-               SmallVector<Value> to =
-                   regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), squeezed);
+               auto [from, to] = regionPairIndices(b, loc, op, squeezeIndices(shape, full));
                Value value = load(b, loc, src, from, &owned);
                if (!writer) {
                  store(b, loc, value, dst, to, &owned);
@@ -340,30 +331,16 @@ LogicalResult KernelLowering::lowerAtomicAddTile(AtomicAddTileOp op) {
     return lowerTmaReduce(op);
   Location loc = op.getLoc();
   Value src = op.getSrc(), dst = op.getDst();
-  auto regionOf = [&](OpBuilder &b, Location loc, ValueRange at) {
-    return std::pair(regionIndices(b, loc, op.getSrcOffsets(), op.getSrcSizes(), at),
-                     regionIndices(b, loc, op.getDstOffsets(), op.getDstSizes(), at));
-  };
   if (isFragment(src)) {
-    auto type = cast<MemRefType>(src.getType());
-    for (auto [offset, size, extent] :
-         llvm::zip(op.getSrcOffsets(), op.getSrcSizes(), type.getShape())) {
-      std::optional<int64_t> start = getConstantIntValue(offset);
-      if (!start || *start != 0 || size != extent)
-        return op.emitOpError(
-            "adds part of a fragment; the GPU lowering adds whole fragments only");
-    }
-    ArrayRef<int64_t> shape = type.getShape();
+    if (failed(checkWholeFragment(op, "adds", src, op.getSrcOffsets(), op.getSrcSizes())))
+      return failure();
+    ArrayRef<int64_t> shape = cast<MemRefType>(src.getType()).getShape();
     const FragmentLayout &layout = fragments.find(src)->second.layout;
     // A replicated row vector is added by one of its holders only.
     Value writer = rowWriter(loc, layout);
     forOwned(loc, layout, shape,
              [&](OpBuilder &b, Location loc, const Owned &owned, ValueRange full) {
-               SmallVector<Value> squeezed;
-               for (auto [d, extent] : llvm::enumerate(shape))
-                 if (extent != 1)
-                   squeezed.push_back(full[d]);
-               auto [from, to] = regionOf(b, loc, squeezed);
+               auto [from, to] = regionPairIndices(b, loc, op, squeezeIndices(shape, full));
                Value value = load(b, loc, src, from, &owned);
                if (!writer) {
                  atomicAddGlobal(b, loc, value, dst, to);
@@ -377,12 +354,9 @@ LogicalResult KernelLowering::lowerAtomicAddTile(AtomicAddTileOp op) {
     rewriter.eraseOp(op);
     return success();
   }
-  SmallVector<int64_t> extents;
-  for (int64_t size : op.getSrcSizes())
-    if (size != 1)
-      extents.push_back(size);
+  SmallVector<int64_t> extents = nonUnitExtents(op.getSrcSizes());
   auto addElement = [&](OpBuilder &b, Location loc, ValueRange at) {
-    auto [from, to] = regionOf(b, loc, at);
+    auto [from, to] = regionPairIndices(b, loc, op, at);
     atomicAddGlobal(b, loc, load(b, loc, src, from, nullptr), dst, to);
   };
   barrier(loc); // a shared tile: the threads' writes of it first

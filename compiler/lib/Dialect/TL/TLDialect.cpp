@@ -99,6 +99,14 @@ MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, Type elementType, Memory
   return MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), space);
 }
 
+llvm::SmallVector<int64_t> nonUnitExtents(llvm::ArrayRef<int64_t> sizes) {
+  llvm::SmallVector<int64_t> kept;
+  for (int64_t size : sizes)
+    if (size != 1)
+      kept.push_back(size);
+  return kept;
+}
+
 void registerTLDialects(DialectRegistry &registry) {
   registry.insert<TLDialect, arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
                   scf::SCFDialect, func::FuncDialect>();

@@ -185,14 +185,6 @@ LogicalResult verifyTileElements(Operation *op, StringRef what, ArrayRef<int64_t
                            << kMaxTileElements << " (2^31 - 1) elements";
 }
 
-SmallVector<int64_t> dropUnitExtents(ArrayRef<int64_t> sizes) {
-  SmallVector<int64_t> kept;
-  for (int64_t size : sizes)
-    if (size != 1)
-      kept.push_back(size);
-  return kept;
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -397,14 +389,20 @@ LogicalResult AnnotateLayoutOp::verify() {
 // Tile operators
 //===----------------------------------------------------------------------===//
 
-LogicalResult CopyOp::verify() {
-  if (failed(verifyRegion(*this, "source", getSrc(), getSrcOffsets(), getSrcSizes())) ||
-      failed(verifyRegion(*this, "destination", getDst(), getDstOffsets(), getDstSizes())))
+/// Both regions of a copy-like op (tl.copy, tl.atomic_add_tile) lie inside
+/// their buffers and have the same extents but for 1s.
+template <typename CopyLikeOp> LogicalResult verifyCopyRegions(CopyLikeOp op) {
+  if (failed(verifyRegion(op, "source", op.getSrc(), op.getSrcOffsets(), op.getSrcSizes())) ||
+      failed(verifyRegion(op, "destination", op.getDst(), op.getDstOffsets(), op.getDstSizes())))
     return failure();
-  if (dropUnitExtents(getSrcSizes()) != dropUnitExtents(getDstSizes()))
-    return emitOpError() << "extents differ: source region " << formatShape(getSrcSizes())
-                         << " vs destination region " << formatShape(getDstSizes());
-  if (failed(verifyTileElements(*this, "the region", getSrcSizes())))
+  if (nonUnitExtents(op.getSrcSizes()) != nonUnitExtents(op.getDstSizes()))
+    return op.emitOpError() << "extents differ: source region " << formatShape(op.getSrcSizes())
+                            << " vs destination region " << formatShape(op.getDstSizes());
+  return verifyTileElements(op, "the region", op.getSrcSizes());
+}
+
+LogicalResult CopyOp::verify() {
+  if (failed(verifyCopyRegions(*this)))
     return failure();
   Type srcElement = bufferType(getSrc()).getElementType();
   Type dstElement = bufferType(getDst()).getElementType();
@@ -519,8 +517,7 @@ LogicalResult AtomicAddOp::verify() {
 }
 
 LogicalResult AtomicAddTileOp::verify() {
-  if (failed(verifyRegion(*this, "source", getSrc(), getSrcOffsets(), getSrcSizes())) ||
-      failed(verifyRegion(*this, "destination", getDst(), getDstOffsets(), getDstSizes())))
+  if (failed(verifyCopyRegions(*this)))
     return failure();
   MemoryScope from = getMemoryScope(bufferType(getSrc()));
   MemoryScope to = getMemoryScope(bufferType(getDst()));
@@ -528,11 +525,6 @@ LogicalResult AtomicAddTileOp::verify() {
     return emitOpError() << "needs a shared or fragment source, got " << describeScope(from);
   if (to != MemoryScope::global)
     return emitOpError() << "needs a global destination, got " << describeScope(to);
-  if (dropUnitExtents(getSrcSizes()) != dropUnitExtents(getDstSizes()))
-    return emitOpError() << "extents differ: source region " << formatShape(getSrcSizes())
-                         << " vs destination region " << formatShape(getDstSizes());
-  if (failed(verifyTileElements(*this, "the region", getSrcSizes())))
-    return failure();
   Type srcElement = bufferType(getSrc()).getElementType();
   Type dstElement = bufferType(getDst()).getElementType();
   if (srcElement != dstElement || !isa<FloatType>(dstElement))

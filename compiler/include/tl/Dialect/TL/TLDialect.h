@@ -31,6 +31,10 @@ inline MemoryScope getMemoryScope(mlir::Value buffer) {
 mlir::MemRefType getBufferType(llvm::ArrayRef<int64_t> shape, mlir::Type elementType,
                                MemoryScope scope);
 
+/// A region's extents other than 1: what two regions of a copy must agree
+/// on, and the loop nest that walks one.
+llvm::SmallVector<int64_t> nonUnitExtents(llvm::ArrayRef<int64_t> sizes);
+
 /// The loaded tl dialect of `context`: the helpers of the discardable
 /// attributes TLDialect.td declares (getLayoutAttrHelper(), ...).
 TLDialect &tlDialect(mlir::MLIRContext *context);
