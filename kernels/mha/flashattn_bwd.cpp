@@ -86,7 +86,7 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
       if (dq_tile)
         copy(dq, dq_shared);
       addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {
-        if (dq_tile) { // rows past seq_len fall outside dQ
+        if (dq_tile) { // rows past seq_len: dQ's padding rows or nothing; never read
           atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_shared);
           return;
         }

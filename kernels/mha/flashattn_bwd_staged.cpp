@@ -108,7 +108,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
       addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {
-        if (dq_tile) { // rows past seq_len fall outside dQ
+        if (dq_tile) { // rows past seq_len: dQ's padding rows or nothing; never read
           atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_shared);
           return;
         }

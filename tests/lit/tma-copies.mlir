@@ -229,6 +229,33 @@ func.func @accumulator_to_reduce_tile(%A: memref<64x64xf16>, %B: memref<64x64xf1
 
 // -----
 
+// Element by element too: a tile of 4 rows whose rows span two 128-byte
+// atoms (the second box would start 512 bytes in, off the 1024-byte swizzle
+// pattern the copy engine takes from the address), and a tensor the kernel
+// also reads (nothing would order the read after the boxes' adds).
+// PLAN-LABEL: func.func @reduce_tiles_refused
+// PLAN-NOT: tl.tma_copy
+// CHECK-LABEL: gpu.func @reduce_tiles_refused
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
+// CHECK: memref.atomic_rmw addf
+// CHECK: gpu.return
+func.func @reduce_tiles_refused(%X: memref<8x64xf32>, %Acc: memref<8x64xf32>, %Read: memref<8x32xf32>, %Y: memref<8x32xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %short = tl.alloc_shared : memref<4x64xf32, #tl.scope<shared>>
+    tl.copy %X[%c0, %c0] [4, 64] to %short[%c0, %c0] [4, 64] : memref<8x64xf32> to memref<4x64xf32, #tl.scope<shared>>
+    tl.atomic_add_tile %short[%c0, %c0] [4, 64] to %Acc[%c0, %c0] [4, 64] : memref<4x64xf32, #tl.scope<shared>> to memref<8x64xf32>
+    %t = tl.alloc_shared : memref<8x32xf32, #tl.scope<shared>>
+    tl.copy %X[%c0, %c0] [8, 32] to %t[%c0, %c0] [8, 32] : memref<8x64xf32> to memref<8x32xf32, #tl.scope<shared>>
+    tl.atomic_add_tile %t[%c0, %c0] [8, 32] to %Read[%c0, %c0] [8, 32] : memref<8x32xf32, #tl.scope<shared>> to memref<8x32xf32>
+    tl.copy %Read[%c0, %c0] [8, 32] to %Y[%c0, %c0] [8, 32] : memref<8x32xf32> to memref<8x32xf32>
+  }
+  return
+}
+
+// -----
+
 // Element by element where boxes cannot go: a fragment source, a tensor with
 // an index-map layout, part of a tile.
 // PLAN-LABEL: func.func @element_atomic_adds

@@ -203,7 +203,8 @@ TEST_CASE("MHA backward adding dQ a tile at a time (bwdDqTile)", "[mha][small]")
   // T.atomic_add on a region: on sm_90a TMA reduce-add boxes (the staged
   // backward on wgmma at D = 128, the reference's program at D = 64), else
   // an atomic add per element. Causal and not, ragged (rows past seq_len
-  // fall outside dQ), several key blocks a query block, deterministic.
+  // add into dQ's padding rows or past its end, where nothing lands), several
+  // key blocks a query block, deterministic.
   struct Case {
     bool staged, wgmma;
     int dim, blockM, blockN, threads, seq;

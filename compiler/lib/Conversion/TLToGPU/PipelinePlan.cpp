@@ -301,16 +301,14 @@ bool tmaBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile, boo
   int64_t rowBytes = tile.getDimSize(1) * bits / 8;
   if (rowBytes % 128 != 0 && rowBytes != 64 && rowBytes != 32)
     return false;
+  if (rowBytes > 128 && tile.getDimSize(0) % 8 != 0)
+    return false;
   int64_t stride = tensor.getElementTypeBitWidth() / 8;
   for (int64_t d = tensor.getRank() - 1; d > 0; --d)
     if ((stride *= tensor.getDimSize(d)) % 16)
       return false;
-  SmallVector<int64_t> extents;
-  for (int64_t size : sizes)
-    if (size != 1)
-      extents.push_back(size);
   return sizes.back() == tile.getDimSize(1) &&
-         extents == SmallVector<int64_t>{tile.getDimSize(0), tile.getDimSize(1)};
+         nonUnitExtents(sizes) == SmallVector<int64_t>{tile.getDimSize(0), tile.getDimSize(1)};
 }
 
 int64_t knownDivisor(Value value) {

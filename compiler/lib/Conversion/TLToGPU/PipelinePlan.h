@@ -123,7 +123,10 @@ PipelinePlans readPipelinePlans(mlir::Operation *root);
 /// at most 256 rows whose row is 32, 64 or a multiple of 128 bytes (a
 /// swizzle atom, WgmmaOperands.h), a row-major tensor of at most 5
 /// dimensions whose strides are multiples of 16 bytes, the region's non-unit
-/// extents being the tile's rows and columns, columns innermost.
+/// extents being the tile's rows and columns, columns innermost. A row of
+/// several 128-byte atoms needs a multiple of 8 rows: the copy engine
+/// swizzles by the shared address (bits 7-9), so each column block's box must
+/// start on 1024 bytes as the tile does.
 bool tmaBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes, mlir::MemRefType tile,
                 bool wideElements = false);
 

@@ -84,7 +84,10 @@ bool tmaCopyCapable(CopyOp copy, KernelOp kernel, const lowering::LayoutMap &lay
 /// a shared tile allocated in the kernel, which only tl.copy writes (its
 /// lowering waits there for earlier boxes to have read the tile), into a
 /// kernel tensor, neither with an index-map layout, boxable (32-bit elements
-/// too) and free to take the swizzle-atom layout.
+/// too) and free to take the swizzle-atom layout. The kernel must only add
+/// into the tensor (nothing waits for the boxes to complete before the
+/// kernel's end but a tl.in_turn's release, so a read or a write of it
+/// would race with them).
 bool tmaReduceCapable(AtomicAddTileOp add, const lowering::LayoutMap &layouts) {
   auto tile = add.getSrc().getDefiningOp<AllocSharedOp>();
   auto tensor = dyn_cast<BlockArgument>(add.getDst());
@@ -98,6 +101,9 @@ bool tmaReduceCapable(AtomicAddTileOp add, const lowering::LayoutMap &layouts) {
     if (!start || *start != 0 || size != extent)
       return false;
   }
+  for (Operation *user : add.getDst().getUsers())
+    if (!isa<AtomicAddTileOp, AtomicAddOp>(user))
+      return false;
   for (Operation *user : tile->getUsers()) {
     if (user == add.getOperation())
       continue;

@@ -389,8 +389,9 @@ LogicalResult AnnotateLayoutOp::verify() {
 // Tile operators
 //===----------------------------------------------------------------------===//
 
-/// Both regions of a copy-like op (tl.copy, tl.atomic_add_tile) lie inside
-/// their buffers and have the same extents but for 1s.
+/// Both regions of a copy-like op (tl.copy, tl.atomic_add_tile) are valid
+/// regions of their buffers (verifyRegion: a global one may run past the
+/// tensor's end) and have the same extents but for 1s.
 template <typename CopyLikeOp> LogicalResult verifyCopyRegions(CopyLikeOp op) {
   if (failed(verifyRegion(op, "source", op.getSrc(), op.getSrcOffsets(), op.getSrcSizes())) ||
       failed(verifyRegion(op, "destination", op.getDst(), op.getDstOffsets(), op.getDstSizes())))
