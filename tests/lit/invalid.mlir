@@ -296,6 +296,60 @@ func.func @in_turn_counter_type(%t: memref<4xf32> {tl.name = "T"}) {
 
 // -----
 
+func.func @last_to_arrive_shared_counter() {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    %t = tl.alloc_shared : memref<4xi32, #tl.scope<shared>>
+    // expected-error @+1 {{needs its arrival counter in a global tensor, got a shared buffer}}
+    tl.last_to_arrive %t[%bx] arrivals %bx : memref<4xi32, #tl.scope<shared>> {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @last_to_arrive_in_parallel(%t: memref<4xi32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    tl.parallel [4] {
+    ^bb0(%i: index):
+      // expected-error @+1 {{waits for the whole block, so it cannot be inside a tl.parallel}}
+      tl.last_to_arrive %t[%i] arrivals %bx : memref<4xi32> {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @last_to_arrive_nested(%t: memref<4xi32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    tl.last_to_arrive %t[%bx] arrivals %bx : memref<4xi32> {
+      // expected-error @+1 {{cannot be inside another tl.last_to_arrive (only one block runs its body)}}
+      tl.last_to_arrive %t[%bx] arrivals %bx : memref<4xi32> {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @last_to_arrive_rank(%t: memref<4x4xi32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{takes 1 indices but the arrival counter has rank 2}}
+    tl.last_to_arrive %t[%bx] arrivals %bx : memref<4x4xi32> {
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @gemm_wg_wait(%A: memref<64x64xf16>) {
   tl.kernel grid [1] threads 128 {
   ^bb0(%bx: index):

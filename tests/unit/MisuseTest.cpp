@@ -152,6 +152,41 @@ TEST_CASE("in_turn inside a parallel loop", "[misuse]") {
   }, line, "waits for the whole block, so it cannot be inside a tl.parallel", kFile);
 }
 
+TEST_CASE("last_to_arrive on a counter that is not an i32 tensor", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer count = p.tensor("count", {4}, f32);
+    p.kernel({4}, 128, [&](Expr bx) {
+      line = __LINE__; last_to_arrive(count(bx), 4, [&] {});
+    });
+  }, line, "last_to_arrive's counter 'count' must be an i32 tensor, got f32", kFile);
+}
+
+TEST_CASE("last_to_arrive on a region of its counter", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer count = p.tensor("count", {4}, i32);
+    p.kernel({4}, 128, [&](Expr) {
+      line = __LINE__; last_to_arrive(count(slice(0, 2)), 4, [&] {});
+    });
+  }, line, "last_to_arrive's counter is one element: a point per dimension", kFile);
+}
+
+TEST_CASE("last_to_arrive inside another", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    Buffer count = p.tensor("count", {4}, i32);
+    p.kernel({4}, 128, [&](Expr bx) {
+      last_to_arrive(count(bx), 4, [&] {
+        line = __LINE__; last_to_arrive(count(bx), 4, [&] {});
+      });
+    });
+  }, line, "cannot be inside another tl.last_to_arrive (only one block runs its body)", kFile);
+}
+
 TEST_CASE("annotate_layout of the wrong rank", "[misuse]") {
   int line = 0;
   expectError([&] {

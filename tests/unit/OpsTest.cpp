@@ -357,6 +357,63 @@ TEST_CASE("in_turn: blocks add in the order of their turns", "[ops]") {
   }
 }
 
+TEST_CASE("last_to_arrive: the last block sees every block's adds, once a launch", "[ops]") {
+  // 97 blocks of each of 3 x 2 rows add their value into the row's 8 sums;
+  // the block that arrives last copies the sums out (a tile copy through a
+  // fragment), sets them back to zero and counts its run. Integer values:
+  // any order of the adds gives the same sums, so the copy shows whether
+  // the last block saw them all.
+  const int blocks = 97, rows = 3, planes = 2, cols = 8;
+  Program p("arrivals");
+  Buffer X = p.tensor("X", {planes, rows, blocks}, f32);
+  Buffer Sum = p.tensor("Sum", {planes, rows, cols}, f32);
+  Buffer Out = p.tensor("Out", {planes, rows, cols}, f32);
+  Buffer Runs = p.tensor("Runs", {planes, rows}, f32);
+  Buffer Count = p.tensor("Count", {planes, rows}, i32);
+  p.kernel({blocks, rows, planes}, 128, [&](Expr bx, Expr by, Expr bz) {
+    Buffer sums = alloc_fragment({1, cols}, f32);
+    parallel({cols}, [&](Expr j) { atomic_add(Sum(bz, by, j), X(bz, by, bx) * (j + 1)); });
+    last_to_arrive(Count(bz, by), blocks, [&] {
+      copy(Sum(bz, slice(by, 1), all), sums);
+      copy(sums, Out(bz, slice(by, 1), all));
+      clear(sums);
+      copy(sums, Sum(bz, slice(by, 1), all));
+      atomic_add(Runs(bz, by), 1.0f);
+    });
+  });
+  HostTensor x({planes, rows, blocks}, f32), sum({planes, rows, cols}, f32);
+  HostTensor runs({planes, rows}, f32), count({planes, rows}, i32);
+  std::vector<float> expected;
+  for (int z = 0; z < planes; ++z)
+    for (int r = 0; r < rows; ++r) {
+      float total = 0;
+      for (int b = 0; b < blocks; ++b) {
+        float v = float((b * 7 + r + 5 * z) % 13 - 6);
+        x.set((z * rows + r) * blocks + b, v);
+        total += v;
+      }
+      for (int j = 0; j < cols; ++j)
+        expected.push_back(total * float(j + 1));
+    }
+  auto kernel = tl::testing::compile(p);
+  for (int launch = 1; launch <= 3; ++launch) { // the sums and counters are ready again
+    HostTensor out = HostTensor::fromFloat({planes, rows, cols}, f32,
+                                           std::vector<float>(planes * rows * cols, NAN));
+    kernel->run({&x, &sum, &out, &runs, &count});
+    std::vector<float> got = out.toFloat(), left = sum.toFloat();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO("launch " << launch << " sum " << i);
+      CHECK(got[i] == expected[i]);
+      CHECK(left[i] == 0);
+    }
+    for (std::int64_t i = 0; i < count.numel(); ++i) {
+      INFO("launch " << launch << " row " << i);
+      CHECK(count.at(i) == 0);
+      CHECK(runs.toFloat()[i] == float(launch)); // one last block a launch
+    }
+  }
+}
+
 TEST_CASE("an index map moves elements where it says", "[ops]") {
   Layout transposeTiles = Layout::indexMap([](IndexExpr r, IndexExpr c) {
     return std::vector<IndexExpr>{c, r};

@@ -239,6 +239,16 @@ Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRang
   return linear;
 }
 
+CounterElement counterElement(OpBuilder &b, Location loc, Value counter, ValueRange indices) {
+  auto type = cast<MemRefType>(counter.getType());
+  Value inside = insideBuffer(b, loc, counter, indices);
+  Value offset = arith::MulIOp::create(b, loc, linearIndex(b, loc, type.getShape(), indices),
+                                       arith::ConstantIndexOp::create(b, loc, 4));
+  offset =
+      arith::SelectOp::create(b, loc, inside, offset, arith::ConstantIndexOp::create(b, loc, 0));
+  return {offset, inside};
+}
+
 Value reductionIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
   if (kind == ReduceKind::sum || kind == ReduceKind::abssum)
     return zeroOf(b, loc, type);

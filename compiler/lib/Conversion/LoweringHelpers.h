@@ -83,6 +83,15 @@ mlir::Value insideBuffer(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buf
 mlir::Value linearIndex(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
                         mlir::ValueRange indices);
 
+/// A block counter's element (tl.in_turn's, tl.last_to_arrive's, i32): its
+/// byte offset in `counter` (0 when `inside` is false, so that the address
+/// stays in the tensor) and `inside`, whether the indices lie inside it.
+struct CounterElement {
+  mlir::Value byteOffset, inside;
+};
+CounterElement counterElement(mlir::OpBuilder &b, mlir::Location loc, mlir::Value counter,
+                              mlir::ValueRange indices);
+
 } // namespace tl::lowering
 
 namespace tl::cpu {

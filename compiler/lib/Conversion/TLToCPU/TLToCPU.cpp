@@ -118,13 +118,7 @@ struct InTurnToCall : OpRewritePattern<InTurnOp> {
 
     Value counter = op.getCounter();
     ValueRange indices = op.getIndices();
-    auto type = cast<MemRefType>(counter.getType());
-    Value inside = insideBuffer(rewriter, loc, counter, indices);
-    Value offset =
-        arith::MulIOp::create(rewriter, loc, linearIndex(rewriter, loc, type.getShape(), indices),
-                              arith::ConstantIndexOp::create(rewriter, loc, 4));
-    offset = arith::SelectOp::create(rewriter, loc, inside, offset,
-                                     arith::ConstantIndexOp::create(rewriter, loc, 0));
+    auto [offset, inside] = counterElement(rewriter, loc, counter, indices);
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, counter);
     Value address = LLVM::IntToPtrOp::create(
         rewriter, loc, pointer,
@@ -172,6 +166,49 @@ struct InTurnToCall : OpRewritePattern<InTurnOp> {
     wait.setPrivate();
     LLVM::GlobalOp::create(rewriter, module.getLoc(), i32, /*isConstant=*/false,
                            LLVM::Linkage::External, kTurnStatus, rewriter.getI32IntegerAttr(0));
+  }
+};
+
+/// A block is one host thread: it adds one to its counter element (an
+/// atomic read-modify-write, acquire and release: the blocks' earlier writes
+/// are visible to the one that reads the last count), and the block that
+/// read arrivals - 1 runs the body and sets the element back to 0. An index
+/// outside the counter counts nothing and runs nothing.
+struct LastToArriveToAtomic : OpRewritePattern<LastToArriveOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LastToArriveOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type();
+    Value counter = op.getCounter();
+    ValueRange indices = op.getIndices();
+    Value inside = insideBuffer(rewriter, loc, counter, indices);
+    Value lastCount = arith::IndexCastOp::create(
+        rewriter, loc, i32,
+        arith::SubIOp::create(rewriter, loc, op.getArrivals(),
+                              arith::ConstantIndexOp::create(rewriter, loc, 1)));
+    auto arrive = scf::IfOp::create(
+        rewriter, loc, inside,
+        [&](OpBuilder &b, Location loc) {
+          Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
+          Value before = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, one,
+                                                     counter, indices);
+          scf::YieldOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, lastCount)
+                  .getResult());
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(
+              b, loc, arith::ConstantIntOp::create(b, loc, rewriter.getI1Type(), 0).getResult());
+        });
+    auto last = scf::IfOp::create(rewriter, loc, arrive.getResult(0), /*withElse=*/false);
+    rewriter.inlineBlockBefore(&op.getBody().front(), last.thenBlock()->getTerminator());
+    rewriter.setInsertionPoint(last.thenBlock()->getTerminator());
+    memref::AtomicRMWOp::create(rewriter, loc, arith::AtomicRMWKind::assign,
+                                arith::ConstantIntOp::create(rewriter, loc, i32, 0), counter,
+                                indices);
+    rewriter.eraseOp(op);
+    return success();
   }
 };
 
@@ -235,7 +272,8 @@ struct ConvertTLToCPUPass : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPa
     RewritePatternSet patterns(&getContext());
     patterns.add<AllocToAlloca<AllocSharedOp>, AllocToAlloca<AllocFragmentOp>,
                  AllocToAlloca<AllocLocalOp>, FillToLoops, ParallelToLoops, PipelinedToLoop,
-                 InTurnToCall, EraseAnnotateLayout, EraseWaitWgmma>(&getContext());
+                 InTurnToCall, LastToArriveToAtomic, EraseAnnotateLayout, EraseWaitWgmma>(
+        &getContext());
     populateTileOpsToLoopsPatterns(patterns, layouts);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

@@ -35,6 +35,12 @@ LogicalResult KernelLowering::run() {
       swizzleRequests.insert(annotate.getBuffer());
     if (auto tile = dyn_cast<AllocSharedOp>(op); tile && takesAtomLayout(tile))
       wgmmaRequests.insert(tile.getResult());
+    if (auto copy = dyn_cast<CopyOp>(op);
+        (isa<AtomicAddTileOp>(op) ||
+         (copy &&
+          getMemoryScope(cast<MemRefType>(copy.getDst().getType())) == MemoryScope::global)) &&
+        tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op))
+      bulkWrites = true;
     if (auto gemm = dyn_cast<GemmOp>(op); gemm && mma && !layouts_.lookup(gemm.getC()).warpgroup) {
       swizzleRequests.insert(gemm.getA());
       swizzleRequests.insert(gemm.getB());
@@ -654,6 +660,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerPipelined(pipelined);
   if (auto inTurn = dyn_cast<InTurnOp>(op))
     return lowerInTurn(inTurn);
+  if (auto last = dyn_cast<LastToArriveOp>(op))
+    return lowerLastToArrive(last);
   if (auto atomic = dyn_cast<AtomicAddOp>(op)) {
     // Outside a parallel loop: one thread does it.
     Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,

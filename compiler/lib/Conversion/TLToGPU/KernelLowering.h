@@ -273,8 +273,15 @@ private:
 
   /// tl.in_turn: thread 0 waits for the block's turn on the counter
   /// (acquire), the body runs between two barriers, and thread 0 passes the
-  /// turn on (release). LowerInTurn.cpp.
+  /// turn on (release). LowerBlockCounters.cpp.
   LogicalResult lowerInTurn(InTurnOp op);
+  /// tl.last_to_arrive: after a barrier thread 0 adds one to the counter
+  /// (acquire and release); a barrier ORs whether it read the last count,
+  /// and the block that did runs the body. LowerBlockCounters.cpp.
+  LogicalResult lowerLastToArrive(LastToArriveOp op);
+  /// A block counter element's global address and whether its indices lie
+  /// inside the counter (the address is then the counter's first element).
+  std::pair<Value, Value> counterPointer(Location loc, Value counter, ValueRange indices);
   LogicalResult lowerBlockFrom(Block &block, Operation *first);
 
   /// Issues the planned copies of iteration `k` (when k < end), one cp.async
@@ -313,6 +320,9 @@ private:
   void waitReduceReads(Location loc, Value tile);
   /// Source tiles (views) of TMA reduce-add boxes.
   llvm::DenseSet<Value> reduceSources;
+  /// The kernel writes global memory by TMA (stores, reduce-adds), which
+  /// thread 0 issues: a tl.last_to_arrive's arrival waits for them first.
+  bool bulkWrites = false;
   /// A copy planned `tl.tma_copy` (tl-plan-tma-copies): a load is armed and
   /// issued by thread 0 on an mbarrier of its own that every thread waits
   /// for; a store is issued by thread 0 after a proxy fence and a barrier,

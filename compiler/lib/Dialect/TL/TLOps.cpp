@@ -534,24 +534,43 @@ LogicalResult AtomicAddTileOp::verify() {
   return verifyInsideKernel(*this);
 }
 
-LogicalResult InTurnOp::verify() {
-  MemRefType type = bufferType(getCounter());
+namespace {
+/// What tl.in_turn and tl.last_to_arrive ask of their block counter and
+/// place: an element of a global i32 tensor, a whole block (not a thread of
+/// a parallel loop) and a body without arguments. `what` names the counter
+/// in the errors.
+LogicalResult verifyBlockCounter(Operation *op, Value counter, ValueRange indices, Block &body,
+                                 StringRef what) {
+  MemRefType type = bufferType(counter);
   MemoryScope scope = getMemoryScope(type);
   if (scope != MemoryScope::global)
-    return emitOpError() << "needs its turn counter in a global tensor, got "
-                         << describeScope(scope);
-  if (static_cast<int64_t>(getIndices().size()) != type.getRank())
-    return emitOpError() << "takes " << getIndices().size()
-                         << " indices but the turn counter has rank " << type.getRank();
-  // The whole block waits and passes the turn on: one thread of a parallel
-  // loop cannot, and a block cannot wait for a turn it holds.
-  if ((*this)->getParentOfType<ParallelOp>())
-    return emitOpError("waits for the whole block, so it cannot be inside a tl.parallel");
+    return op->emitOpError() << "needs its " << what << " in a global tensor, got "
+                             << describeScope(scope);
+  if (static_cast<int64_t>(indices.size()) != type.getRank())
+    return op->emitOpError() << "takes " << indices.size() << " indices but the " << what
+                             << " has rank " << type.getRank();
+  if (op->getParentOfType<ParallelOp>())
+    return op->emitOpError("waits for the whole block, so it cannot be inside a tl.parallel");
+  if (body.getNumArguments() != 0)
+    return op->emitOpError("body takes no arguments");
+  return verifyInsideKernel(op);
+}
+} // namespace
+
+LogicalResult InTurnOp::verify() {
+  // A block cannot wait for a turn it holds.
   if ((*this)->getParentOfType<InTurnOp>())
     return emitOpError("cannot be inside another tl.in_turn (a block takes one turn at a time)");
-  if (getBody().front().getNumArguments() != 0)
-    return emitOpError("body takes no arguments");
-  return verifyInsideKernel(*this);
+  return verifyBlockCounter(*this, getCounter(), getIndices(), getBody().front(), "turn counter");
+}
+
+LogicalResult LastToArriveOp::verify() {
+  // The block that runs the body arrived last; inside another body, which
+  // only the last block runs, the others would never arrive.
+  if ((*this)->getParentOfType<LastToArriveOp>())
+    return emitOpError("cannot be inside another tl.last_to_arrive (only one block runs its body)");
+  return verifyBlockCounter(*this, getCounter(), getIndices(), getBody().front(),
+                            "arrival counter");
 }
 
 } // namespace tl

@@ -92,6 +92,8 @@ void serial(const Expr &start, const Expr &end, int arity, const Body &body, Sou
 void ifThen(const Expr &cond, int arity, const Body &body, SourceLoc loc);
 void inTurn(const Access &counter, const Expr &turn, const Expr &next, int arity, const Body &body,
             SourceLoc loc);
+void lastToArrive(const Access &counter, const Expr &arrivals, int arity, const Body &body,
+                  SourceLoc loc);
 } // namespace detail
 
 /// Element-wise loop nest over `extents` (T.Parallel); the body takes one
@@ -146,6 +148,23 @@ template <typename F>
 void in_turn(const Access &counter, const Expr &turn, const Expr &next, F &&body,
              SourceLoc loc = SourceLoc::current()) {
   detail::inTurn(counter, turn, next, detail::bodyArity<F>(), detail::makeBody(body), loc);
+}
+
+/// Runs `body` in the block that arrives last: each block that reaches it
+/// adds one to `counter` (one element of an i32 global tensor) after all of
+/// its earlier global writes, and the block whose addition brings the
+/// element to `arrivals` runs the body, seeing everything the other arriving
+/// blocks wrote before they arrived, then sets the element back to 0 for the
+/// next launch. Blocks that each add a part of a result so leave its
+/// completion to whichever finishes last, with no kernel launch after them
+/// (the backward's dQ rows, converted to f16 once every key block has added
+/// into them). Exactly `arrivals` blocks must arrive at an element in a
+/// launch, from 0: fewer never run the body, more run it again. The body
+/// takes no arguments.
+template <typename F>
+void last_to_arrive(const Access &counter, const Expr &arrivals, F &&body,
+                    SourceLoc loc = SourceLoc::current()) {
+  detail::lastToArrive(counter, arrivals, detail::bodyArity<F>(), detail::makeBody(body), loc);
 }
 
 } // namespace tl::dsl

@@ -236,4 +236,28 @@ def TL_InTurnOp : TL_Op<"in_turn", [SingleBlock, NoTerminator, RecursiveMemoryEf
   let hasVerifier = 1;
 }
 
+def TL_LastToArriveOp : TL_Op<"last_to_arrive", [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "run the body in the block that arrives last at a global counter";
+  let description = [{
+    The whole block adds one to the i32 element `counter[indices]` of a
+    global tensor, after all of its earlier global writes; the block whose
+    addition brings it to `arrivals` runs the body, seeing every global
+    write the other arriving blocks made before they arrived, and sets the
+    element back to 0 for the next launch. Blocks that each write a part of
+    a result so leave its completion to whichever of them finishes last (a
+    split sum's fix-up: the backward's dQ rows converted once every key
+    block has added into them). Exactly `arrivals` blocks must arrive at an
+    element in a launch, starting from 0; fewer never run the body, more
+    run it twice.
+  }];
+  let arguments = (ins Arg<MemRefOf<[I32]>, "", [MemRead, MemWrite]>:$counter,
+                       Variadic<Index>:$indices, Index:$arrivals);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $counter `[` $indices `]` `arrivals` $arrivals attr-dict-with-keyword `:` type($counter)
+    custom<Body>($body)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TL_OPS_TD
