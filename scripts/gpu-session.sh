@@ -63,6 +63,11 @@
 #             peers; the tile atomic_add's op test and MHA test under memcheck,
 #             racecheck and synccheck (DQ_TILE_SHAPES="B,H,S,D ..." replaces the
 #             shapes)                     -> dq-tile.jsonl, sanitize-dq-tile.log
+#   convert-dq  tl-bench-gpu with the backward's main kernel converting dQ itself
+#             and with the postprocess (--convert-dq=1|0, twice each, alternating),
+#             then the peers; the last_to_arrive op test and the converting MHA
+#             test under memcheck, racecheck and synccheck (CONVERT_DQ_SHAPES="B,H,S,D
+#             ..." replaces the shapes)   -> convert-dq.jsonl, sanitize-convert-dq.log
 #   ab        tl-bench-gpu of an earlier build (.carry/before: its library and
 #             tl-bench-gpu, staged by TLC_CARRY_BEFORE=DIR bash scripts/carry.sh)
 #             and of this one, alternating twice, each with a JIT cache of its
@@ -167,6 +172,16 @@ for part in "$@"; do
     done
     peer sdpa_peer.py "$out/dq-tile.jsonl" "${args[@]}"
     sanitized "$out/sanitize-dq-tile.log" "atomic_add of a tile*,MHA backward adding dQ*" ;;
+  convert-dq)
+    args=(${CONVERT_DQ_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 16,16,1024,128
+      4,16,4096,128 4,16,4096,256})
+    for round in 1 2; do
+      for convert in 1 0; do
+        ./bin/tl-bench-gpu --convert-dq=$convert "${args[@]}" 2>&1 | tee -a "$out/convert-dq.jsonl"
+      done
+    done
+    peer sdpa_peer.py "$out/convert-dq.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-convert-dq.log" "last_to_arrive*,MHA backward converting dQ*" ;;
   ab)
     [[ -d before ]] || { echo "no .carry/before: see scripts/carry.sh"; continue; }
     [[ -f before/lib/libtlc.so.gz ]] && gunzip -f before/lib/libtlc.so.gz

@@ -131,9 +131,10 @@ dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_
   if (config.bwdStaged)
     return flashattn_bwd_staged(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                                 config.bwdThreads, config.bwdStages, config.deterministic,
-                                config.bwdWgmma, config.bwdDqTile);
+                                config.bwdWgmma, config.bwdDqTile, config.bwdConvertDq);
   return flashattn_bwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
-                       config.bwdThreads, config.bwdStages, config.deterministic, config.bwdDqTile);
+                       config.bwdThreads, config.bwdStages, config.deterministic, config.bwdDqTile,
+                       config.bwdConvertDq);
 }
 
 dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,
@@ -181,7 +182,9 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   auto fwd = compile(forwardKernel(batch, heads, seq, dim, causal, config), backend);
   auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim), backend);
   auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config), backend);
-  auto post = compile(postprocessKernel(batch, heads, seq, dim, config), backend);
+  std::unique_ptr<Kernel> post;
+  if (!config.bwdConvertDq)
+    post = compile(postprocessKernel(batch, heads, seq, dim, config), backend);
 
   std::optional<float> fill;
   if (outputs == Outputs::poisoned)
@@ -190,12 +193,17 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   std::vector<HostTensor> delta = (*prep)({&o_lse[0], &dO}, fill);
   HostTensor dQ(dqAccumulatorShape(batch, heads, seq, dim), dsl::f32); // zeros
   std::vector<HostTensor *> bwdInputs = {&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ};
-  HostTensor dQTurns( // zeros; unused unless deterministic
-      dqTurnsShape(batch, heads, seq, backwardBlocks(dim, config).block_N), dsl::i32);
+  // Zeros; the deterministic backward's turns, the converting one's counts.
+  const std::vector<std::int64_t> counters =
+      dqTurnsShape(batch, heads, seq, backwardBlocks(dim, config).block_N);
+  HostTensor dQTurns(counters, dsl::i32), dQCount(counters, dsl::i32);
   if (config.deterministic)
     bwdInputs.push_back(&dQTurns);
+  if (config.bwdConvertDq)
+    bwdInputs.push_back(&dQCount);
   std::vector<HostTensor> dk_dv = (*bwd)(bwdInputs, fill);
-  std::vector<HostTensor> dq = (*post)({&dQ}, fill);
+  std::vector<HostTensor> dq = config.bwdConvertDq ? std::vector<HostTensor>{dk_dv[2]}
+                                                   : (*post)({&dQ}, fill);
   return {o_lse[0], o_lse[1], dq[0], dk_dv[0], dk_dv[1]};
 }
 

@@ -32,6 +32,12 @@ struct AttentionConfig {
   /// for each query block), so dQ has the same bits on every run; its main
   /// kernel then takes a dQ_turns tensor after dQ (mha.h's backwardTensors).
   bool deterministic = false;
+  /// The backward's main kernel converts dQ to f16 itself (the key block
+  /// that adds last into a query block's rows, flashattn_bwd's convert_dq)
+  /// and leaves the accumulator zero: no postprocess kernel, no zeroing
+  /// before each launch. It then takes a dQ_count tensor after dQ (and
+  /// dQ_turns) and outputs dQ_out after dK and dV.
+  bool bwdConvertDq = false;
 };
 
 /// The head dims the attention programs take: 64, 128 and 256.

@@ -4,7 +4,8 @@
 // which only agrees when block_M == block_N and fails our copy verifier
 // otherwise. And the causal mask is applied only to the blocks that cross the
 // diagonal (elsewhere it keeps every element). With `dq_tile` (not the
-// reference's) dQ goes out a tile at a time (mha.h).
+// reference's) dQ goes out a tile at a time, with `convert_dq` (not the
+// reference's either) the last key block to add converts it (mha.h).
 #include "mha/mha.h"
 
 #include <cmath>
@@ -13,15 +14,17 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
-                      int block_N, int threads, int num_stages, bool deterministic, bool dq_tile) {
+                      int block_N, int threads, int num_stages, bool deterministic, bool dq_tile,
+                      bool convert_dq) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_bwd");
-  BackwardTensors t = backwardTensors(p, batch, heads, seq_len, dim, deterministic ? block_N : 0);
-  auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dK, dV] = t;
+  BackwardTensors t =
+      backwardTensors(p, batch, heads, seq_len, dim, block_N, deterministic, convert_dq);
+  auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dQCount, dK, dV, dQOut] = t;
 
   p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
     Buffer K_shared = alloc_shared({block_M, dim}, dtype);
@@ -85,7 +88,7 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
       gemm(dsT_shared, K_shared, dq, {.transpose_A = true});
       if (dq_tile)
         copy(dq, dq_shared);
-      addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {
+      addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, dq, [&] {
         if (dq_tile) { // rows past seq_len: dQ's padding rows or nothing; never read
           atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_shared);
           return;
@@ -105,9 +108,10 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
 }
 
 BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, int dim,
-                                int queryBlock) {
+                                int block_N, bool deterministic, bool convert_dq) {
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const std::vector<std::int64_t> rows = {batch, heads, seq_len};
+  const std::vector<std::int64_t> queryBlocks = dqTurnsShape(batch, heads, seq_len, block_N);
   BackwardTensors t;
   t.Q = p.tensor("Q", shape, f16);
   t.K = p.tensor("K", shape, f16);
@@ -116,10 +120,14 @@ BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, i
   t.lse = p.tensor("lse", rows, f32);
   t.Delta = p.tensor("Delta", rows, f32);
   t.dQ = p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), f32);
-  if (queryBlock)
-    t.dQTurns = p.tensor("dQ_turns", dqTurnsShape(batch, heads, seq_len, queryBlock), i32);
+  if (deterministic)
+    t.dQTurns = p.tensor("dQ_turns", queryBlocks, i32);
+  if (convert_dq)
+    t.dQCount = p.tensor("dQ_count", queryBlocks, i32);
   t.dK = p.output("dK", shape, f16);
   t.dV = p.output("dV", shape, f16);
+  if (convert_dq)
+    t.dQOut = p.output("dQ_out", shape, f16);
   return t;
 }
 
@@ -128,18 +136,27 @@ std::vector<std::int64_t> dqTurnsShape(int batch, int heads, int seq_len, int bl
 }
 
 void addDQRows(const BackwardTensors &t, Expr bx, Expr by, Expr bz, Expr k, int seq_len,
-               int block_M, int block_N, bool is_causal, const std::function<void()> &accumulate) {
-  if (!t.dQTurns.handle()) {
-    accumulate();
-    return;
-  }
+               int block_M, int block_N, bool is_causal, const Buffer &dq,
+               const std::function<void()> &accumulate) {
   // Key block by adds into query block k from k = floor(by * block_M /
   // block_N) on when causal, from 0 otherwise: the blocks adding into k are
   // 0 .. last, and by's turn is by.
   Expr last = Expr(ceildiv(seq_len, block_M) - 1);
   if (is_causal)
     last = min(last, floordiv((k + 1) * block_N - 1, block_M));
-  in_turn(t.dQTurns(bz, bx, k), by, if_then_else(by == last, 0, by + 1), accumulate);
+  if (t.dQTurns.handle())
+    in_turn(t.dQTurns(bz, bx, k), by, if_then_else(by == last, 0, by + 1), accumulate);
+  else
+    accumulate();
+  if (!t.dQCount.handle())
+    return;
+  last_to_arrive(t.dQCount(bz, bx, k), last + 1, [&] {
+    auto rows = [&] { return t.dQ(bz, slice(k * block_N, block_N), bx, all); };
+    copy(rows(), dq);
+    copy(dq, t.dQOut(bz, slice(k * block_N, block_N), bx, all));
+    clear(dq);
+    copy(dq, rows());
+  });
 }
 
 BlockSizes backwardBlocks(int dim) { return {128, dim <= 64 ? 128 : 32}; }

@@ -17,15 +17,16 @@ using namespace tl::dsl;
 
 Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                              int block_M, int block_N, int threads, int num_stages,
-                             bool deterministic, bool wgmma, bool dq_tile) {
+                             bool deterministic, bool wgmma, bool dq_tile, bool convert_dq) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_bwd");
-  BackwardTensors t = backwardTensors(p, batch, heads, seq_len, dim, deterministic ? block_N : 0);
-  auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dK, dV] = t;
+  BackwardTensors t =
+      backwardTensors(p, batch, heads, seq_len, dim, block_N, deterministic, convert_dq);
+  auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dQCount, dK, dV, dQOut] = t;
 
   // Block (bx, by, bz): keys by*block_M .. +block_M of head bx, batch bz; it
   // walks the queries block_N at a time.
@@ -107,7 +108,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
         copy(dq, dq_shared);
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
-      addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, [&] {
+      addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, dq, [&] {
         if (dq_tile) { // rows past seq_len: dQ's padding rows or nothing; never read
           atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_shared);
           return;

@@ -53,37 +53,42 @@ dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int di
 /// region) from a shared f32 tile, into a row-major dQ (no make_dq_layout):
 /// on sm_90a TMA reduce-add boxes, which the copy engine adds in L2 while
 /// the threads go on, instead of an atomic add per element.
+/// `convert_dq` (not the reference's): the key block that adds last into a
+/// query block's dQ rows (last_to_arrive on a dQ_count counter) writes them
+/// out as f16 (the postprocess's work) and sets them back to zero, so the
+/// backward needs neither the postprocess nor a zeroed dQ before each launch
+/// (only before the first): one more output, dQ_out.
 dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
-                           bool deterministic = false, bool dq_tile = false);
-
+                           bool deterministic = false, bool dq_tile = false,
+                           bool convert_dq = false);
 /// The backward main kernel's parameters, declared on `p` in the order both
 /// backward programs take them (the attention API calls either alike): Q, K,
 /// V, dO (f16), lse, Delta (f32 rows), dQ (f32, accumulated), for a
-/// deterministic backward dQ_turns (i32 [batch, heads, query blocks], zeros
-/// before the first launch, zeros again after each), then the outputs dK,
-/// dV (f16). `queryBlock` is block_N when deterministic, else 0 (no
-/// dQ_turns).
+/// deterministic backward dQ_turns, for one that converts dQ dQ_count (each
+/// i32 [batch, heads, query blocks of block_N rows], zeros before the first
+/// launch, zeros again after each), then the outputs dK, dV (f16) and, when
+/// it converts dQ, dQ_out (f16).
 struct BackwardTensors {
-  dsl::Buffer Q, K, V, dO, lse, Delta, dQ, dQTurns, dK, dV;
+  dsl::Buffer Q, K, V, dO, lse, Delta, dQ, dQTurns, dQCount, dK, dV, dQOut;
 };
 BackwardTensors backwardTensors(dsl::Program &p, int batch, int heads, int seq_len, int dim,
-                                int queryBlock = 0);
-
-/// The shape of a deterministic backward's dQ_turns: one turn counter per
-/// query block of block_N rows of each head.
+                                int block_N, bool deterministic, bool convert_dq);
+/// The shape of a deterministic backward's dQ_turns and of a converting
+/// one's dQ_count: one counter per query block of block_N rows of each head.
 std::vector<std::int64_t> dqTurnsShape(int batch, int heads, int seq_len, int block_N);
-
 /// Adds a block's dQ rows of query block k (`accumulate`, its atomic adds) in
 /// a backward whose block (bx, by, bz) = (head, key block, batch) walks query
 /// blocks from floor(by * block_M / block_N) when causal: as is, or, in a
 /// deterministic backward (t.dQTurns declared), in the turn of key block by
 /// among the key blocks that add into query block k, the last of which sets
-/// the counter back to 0.
+/// the counter back to 0. Where t.dQCount is declared, the last key block to
+/// add then converts the rows into t.dQOut and zeroes them, through `dq`
+/// (the [block_N, dim] f32 fragment the rows came from: each thread reads
+/// and zeroes the same elements).
 void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr bz, dsl::Expr k,
-               int seq_len, int block_M, int block_N, bool is_causal,
+               int seq_len, int block_M, int block_N, bool is_causal, const dsl::Buffer &dq,
                const std::function<void()> &accumulate);
-
 /// The same backward as flashattn_bwd, with P and dS staged in shared memory
 /// so that every gemm takes square warp tiles (FlashAttention-2's
 /// arrangement): fewer shared-memory reads per mma than the reference's
@@ -91,11 +96,11 @@ void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr b
 /// (sm_90a) its gemms may take wgmma: every operand is then a shared tile,
 /// and with two warpgroups on 64-row query blocks the dQ gemm splits its
 /// columns between them (FlashAttention-3's backward arrangement).
-/// `dq_tile` as flashattn_bwd's.
+/// `dq_tile` and `convert_dq` as flashattn_bwd's.
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                                   int block_M, int block_N, int threads = 128, int num_stages = 1,
                                   bool deterministic = false, bool wgmma = false,
-                                  bool dq_tile = false);
+                                  bool dq_tile = false, bool convert_dq = false);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in
@@ -125,7 +130,8 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
                            const AttentionConfig &config);
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                             const AttentionConfig &config);
-/// The postprocess that reads the dQ accumulator backwardKernel writes.
+/// The postprocess that reads the dQ accumulator backwardKernel writes (none
+/// to run when config.bwdConvertDq: the main kernel converts dQ itself).
 dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,
                                const AttentionConfig &config);
 

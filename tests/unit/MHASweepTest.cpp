@@ -1,7 +1,8 @@
 // A seeded random sweep of attention shapes: batch, heads, seq_len (biased to
 // awkward values: primes, block sizes +- 1, multiples of 8 +- 1, the
 // smallest lengths), head dim 64 / 128 / 256, causal or not, the reference's
-// configuration or the tuned one. Every output the kernels write is poisoned
+// configuration or the tuned one, dQ converted to f16 by the backward's main
+// kernel (bwdConvertDq) or by the postprocess, each for half the shapes. Every output the kernels write is poisoned
 // (NaN) beforehand; O, lse, dQ, dK and dV are checked against an fp32
 // reference: relative Frobenius error <= 1e-2 and the reference test's
 // allclose (rtol = atol = 1e-2). On the GPU it draws 200 shapes up to
@@ -29,7 +30,7 @@ namespace {
 
 struct SweepShape {
   int batch, heads, seq, dim;
-  bool causal, tuned;
+  bool causal, tuned, convertDq;
 };
 
 struct SweepBounds {
@@ -85,6 +86,7 @@ std::vector<SweepShape> drawShapes(std::uint32_t seed, const SweepBounds &bounds
     s.dim = dims[rng() % 3];
     s.causal = rng() % 2;
     s.tuned = i % 2; // both configurations, alternately
+    s.convertDq = i / 2 % 2; // dQ converted by the main kernel or the postprocess, each
     shapes.push_back(s);
   }
   return shapes;
@@ -96,8 +98,11 @@ int environmentInt(const char *name, int fallback) {
 }
 
 mha::AttentionConfig configOf(const SweepShape &s) {
-  return s.tuned ? mha::tunedConfig(s.dim, s.causal, s.seq, tl::testing::tunedArch())
-                 : mha::AttentionConfig{};
+  mha::AttentionConfig c = s.tuned
+                               ? mha::tunedConfig(s.dim, s.causal, s.seq, tl::testing::tunedArch())
+                               : mha::AttentionConfig{};
+  c.bwdConvertDq = s.convertDq;
+  return c;
 }
 
 } // namespace
@@ -128,9 +133,10 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
   for (std::size_t n = 0; n < shapes.size(); ++n) {
     const SweepShape &s = shapes[n];
     char label[160];
-    std::snprintf(label, sizeof label, "sweep seed %u shape %zu/%zu: B=%d H=%d S=%d D=%d %s %s",
+    std::snprintf(label, sizeof label, "sweep seed %u shape %zu/%zu: B=%d H=%d S=%d D=%d %s %s%s",
                   seed, n + 1, shapes.size(), s.batch, s.heads, s.seq, s.dim,
-                  s.causal ? "causal" : "non-causal", s.tuned ? "tuned" : "reference");
+                  s.causal ? "causal" : "non-causal", s.tuned ? "tuned" : "reference",
+                  s.convertDq ? " convert-dq" : "");
     INFO(label);
     std::vector<std::int64_t> shape = {s.batch, s.seq, s.heads, s.dim};
     std::uint32_t inputSeed = seed * 7919u + static_cast<std::uint32_t>(n) * 4u;

@@ -16,7 +16,8 @@ namespace mha = tl::kernels::mha;
 namespace {
 
 mha::AttentionResult checkMHA(int batch, int heads, int seq, int dim, bool causal,
-                              mha::AttentionConfig config = {}) {
+                              mha::AttentionConfig config = {},
+                              mha::Outputs outputs = mha::Outputs::zeroed) {
   INFO("batch=" << batch << " heads=" << heads << " seq=" << seq << " dim=" << dim
                 << " causal=" << causal);
   std::vector<std::int64_t> shape = {batch, seq, heads, dim};
@@ -26,7 +27,7 @@ mha::AttentionResult checkMHA(int batch, int heads, int seq, int dim, bool causa
   HostTensor dO = tl::testing::randomTensor(shape, tl::dsl::f16, 103);
 
   mha::AttentionResult r =
-      mha::attentionForwardBackward(Q, K, V, dO, causal, tl::testing::backend(), config);
+      mha::attentionForwardBackward(Q, K, V, dO, causal, tl::testing::backend(), config, outputs);
 
   tl::testing::AttentionShape sh{batch, heads, seq, dim};
   tl::testing::AttentionGrads ref = tl::testing::attentionReference(
@@ -222,6 +223,42 @@ TEST_CASE("MHA backward adding dQ a tile at a time (bwdDqTile)", "[mha][small]")
     config.deterministic = true;
     checkMHA(1, 2, c.seq, c.dim, true, config);
     checkMHA(1, 2, c.seq, c.dim, false, config);
+  }
+}
+
+TEST_CASE("MHA backward converting dQ in its main kernel (bwdConvertDq)", "[mha][small]") {
+  // The key block that adds last into a query block's dQ rows (last_to_arrive)
+  // writes them out as f16 and zeroes them: no postprocess. The outputs start
+  // as NaN, so a row no block converts shows. Both programs, key blocks
+  // larger, smaller and as large as query blocks (the causal count of the
+  // key blocks that add into a query block depends on both), causal and not,
+  // ragged, deterministic, dQ a tile at a time, the tuned configurations.
+  struct Case {
+    bool staged, wgmma;
+    int dim, blockM, blockN, threads, seq;
+  };
+  for (Case c : {Case{false, false, 64, 64, 64, 128, 200}, Case{true, true, 128, 128, 64, 256, 201},
+                 Case{true, false, 64, 32, 64, 128, 100}, Case{false, false, 64, 64, 32, 128, 77}}) {
+    mha::AttentionConfig config;
+    config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = c.threads;
+    config.bwdStages = 1, config.bwdStaged = c.staged, config.bwdWgmma = c.wgmma;
+    config.bwdConvertDq = true;
+    INFO("staged=" << c.staged << " blocks " << c.blockM << "x" << c.blockN);
+    for (bool causal : {false, true}) {
+      checkMHA(1, 2, 256, c.dim, causal, config, mha::Outputs::poisoned);
+      checkMHA(2, 1, c.seq, c.dim, causal, config, mha::Outputs::poisoned); // ragged
+    }
+    mha::AttentionConfig deterministic = config;
+    deterministic.deterministic = true;
+    checkMHA(1, 2, c.seq, c.dim, true, deterministic, mha::Outputs::poisoned);
+    mha::AttentionConfig tile = config;
+    tile.bwdDqTile = true;
+    checkMHA(1, 2, c.seq, c.dim, false, tile, mha::Outputs::poisoned);
+  }
+  for (int dim : {64, 128, 256}) {
+    mha::AttentionConfig config = mha::tunedConfig(dim, true, 150);
+    config.bwdConvertDq = true;
+    checkMHA(1, 2, 150, dim, true, config, mha::Outputs::poisoned);
   }
 }
 

@@ -1,16 +1,22 @@
 // Benchmark (not a test): our flash-attention forward and backward on the
 // GPU, at the shapes of shared/anchors.md (B*S = 16384, H*D = 2048) and the
 // reference's own, causal and not. Kernel time only (CUDA events, median of
-// 20 after 5 warm-ups); backward = preprocess + main kernel + postprocess.
+// 20 after 5 warm-ups); backward = preprocess + main kernel + postprocess (0
+// when the main kernel converts dQ itself; the dQ accumulator's zeroing before
+// each backward is not timed: that kernel leaves it zero, the others need a
+// memset the caller runs).
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
 //                [--autotune[=forward|backward]] [--deterministic] [--stage-o=0|1]
-//                [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] [B,H,S,D ...]
+//                [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] [--convert-dq=0|1]
+//                [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not (AttentionConfig::bwdWgmma).
 // --dq-tile=0|1: the backward adds dQ a tile at a time or an element at a time
 // (AttentionConfig::bwdDqTile).
+// --convert-dq=0|1: the backward's main kernel converts dQ to f16 itself (the last key block
+// to add into a query block's rows) or the postprocess does (AttentionConfig::bwdConvertDq).
 // --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
@@ -54,6 +60,7 @@ int stageO = -1;            // --stage-o=0|1: the forward's O through a shared t
 int overlap = -1;           // --overlap=0|1: the forward's softmax overlapping its P V gemm or not
 int bwdWgmma = -1;          // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not
 int dqTile = -1;            // --dq-tile=0|1: dQ added a tile at a time or not
+int convertDq = -1;         // --convert-dq=0|1: the main kernel converts dQ or the postprocess
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -172,7 +179,7 @@ std::string backwardText(const mha::AttentionConfig &c) {
   return std::string(c.bwdStaged ? "staged " : "") + std::to_string(c.bwdBlockM) + "x" +
          std::to_string(c.bwdBlockN) + "/" + std::to_string(c.bwdThreads) + "/s" +
          std::to_string(c.bwdStages) + (c.bwdStaged && c.bwdWgmma ? " wgmma" : "") +
-         (c.bwdDqTile ? " dq-tile" : "");
+         (c.bwdDqTile ? " dq-tile" : "") + (c.bwdConvertDq ? " convert-dq" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time
@@ -243,22 +250,33 @@ void run(const Shape &s, bool causal) {
     c.bwdWgmma = bwdWgmma == 1;
   if (dqTile >= 0)
     c.bwdDqTile = dqTile == 1;
+  if (convertDq >= 0)
+    c.bwdConvertDq = convertDq == 1;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
-  GPUKernel post(mha::postprocessKernel(s.B, s.H, s.S, s.D, c));
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
   double prepMs = prep.benchmark({&O, &dO, &delta});
-  // The deterministic backward's turn counters: zeros, and zeros again after
-  // every launch (the last turn of each resets it), so launches repeat.
-  HostTensor dQTurns(mha::dqTurnsShape(s.B, s.H, s.S, mha::backwardBlocks(s.D, c).block_N),
-                     tl::dsl::i32);
+  // The deterministic backward's turn counters and the converting one's
+  // arrival counters: zeros, and zeros again after every launch (the last
+  // turn or arrival resets each), so launches repeat.
+  const std::vector<std::int64_t> counters =
+      mha::dqTurnsShape(s.B, s.H, s.S, mha::backwardBlocks(s.D, c).block_N);
+  HostTensor dQTurns(counters, tl::dsl::i32), dQCount(counters, tl::dsl::i32);
   std::vector<HostTensor *> bwdArgs = {&Q, &K, &V, &dO, &lse, &delta, &dQ};
   if (c.deterministic)
     bwdArgs.push_back(&dQTurns);
+  if (c.bwdConvertDq)
+    bwdArgs.push_back(&dQCount);
   bwdArgs.insert(bwdArgs.end(), {&dK, &dV});
+  if (c.bwdConvertDq)
+    bwdArgs.push_back(&dQout);
   double mainMs = bwd.benchmark(bwdArgs);
-  double postMs = post.benchmark({&dQ, &dQout});
+  double postMs = 0;
+  if (!c.bwdConvertDq) {
+    GPUKernel post(mha::postprocessKernel(s.B, s.H, s.S, s.D, c));
+    postMs = post.benchmark({&dQ, &dQout});
+  }
   double bwdMs = prepMs + mainMs + postMs;
   double flops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D / (causal ? 2 : 1);
   std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, \"causal\": %d, "
@@ -304,6 +322,10 @@ int main(int argc, char **argv) {
       dqTile = arg.back() - '0';
       continue;
     }
+    if (arg == "--convert-dq=0" || arg == "--convert-dq=1") {
+      convertDq = arg.back() - '0';
+      continue;
+    }
     if (arg == "--bwd-wgmma=0" || arg == "--bwd-wgmma=1") {
       bwdWgmma = arg.back() - '0';
       continue;
@@ -321,7 +343,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
                            "[--autotune[=forward|backward]] [--deterministic] "
                            "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] "
-                           "[B,H,S,D ...]\n");
+                           "[--convert-dq=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);
