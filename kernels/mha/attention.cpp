@@ -180,7 +180,10 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   int batch = static_cast<int>(shape[0]), seq = static_cast<int>(shape[1]);
   int heads = static_cast<int>(shape[2]), dim = static_cast<int>(shape[3]);
   auto fwd = compile(forwardKernel(batch, heads, seq, dim, causal, config), backend);
-  auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim), backend);
+  // The preprocess zeroes the dQ accumulator, unless the main kernel
+  // converts dQ (it then leaves the accumulator zero itself).
+  const bool zeroDq = !config.bwdConvertDq;
+  auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim, 128, zeroDq), backend);
   auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config), backend);
   std::unique_ptr<Kernel> post;
   if (!config.bwdConvertDq)
@@ -190,8 +193,21 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   if (outputs == Outputs::poisoned)
     fill = std::numeric_limits<float>::quiet_NaN();
   std::vector<HostTensor> o_lse = (*fwd)({&Q, &K, &V}, fill);
-  std::vector<HostTensor> delta = (*prep)({&o_lse[0], &dO}, fill);
-  HostTensor dQ(dqAccumulatorShape(batch, heads, seq, dim), dsl::f32); // zeros
+  // Zeros for a converting main kernel; the preprocess zeroes it otherwise
+  // (from NaN when poisoned: every element must be zeroed).
+  const std::vector<std::int64_t> accumulator = dqAccumulatorShape(batch, heads, seq, dim);
+  HostTensor dQ(accumulator, dsl::f32);
+  if (zeroDq && fill) {
+    std::int64_t elements = 1;
+    for (std::int64_t extent : accumulator)
+      elements *= extent;
+    dQ = HostTensor::fromFloat(accumulator, dsl::f32,
+                               std::vector<float>(static_cast<std::size_t>(elements), *fill));
+  }
+  std::vector<HostTensor *> prepInputs = {&o_lse[0], &dO};
+  if (zeroDq)
+    prepInputs.push_back(&dQ);
+  std::vector<HostTensor> delta = (*prep)(prepInputs, fill);
   std::vector<HostTensor *> bwdInputs = {&Q, &K, &V, &dO, &o_lse[1], &delta[0], &dQ};
   // Zeros; the deterministic backward's turns, the converting one's counts.
   const std::vector<std::int64_t> counters =

@@ -54,7 +54,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates
 /// them), or NaN, so that an element no kernel writes shows in the results
-/// (tests). The dQ accumulator is zeros either way.
+/// (tests). The dQ accumulator, which the preprocess zeroes, is NaN too (zeros
+/// where the main kernel converts dQ: it must start zero).
 enum class Outputs { zeroed, poisoned };
 
 /// Q, K, V, dO: [batch, seq, heads, dim] f16, all of one shape, any batch,

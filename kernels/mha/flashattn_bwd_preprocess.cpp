@@ -4,13 +4,16 @@
 // rounds each product to 11 bits: Delta is then off by about 2e-4 * sqrt(dim)
 // and dS = P * (dP - Delta) inherits it (dQ and dK at seq_len 1, where they
 // are exactly zero, or where softmax is nearly one-hot and dP - Delta
-// cancels).
+// cancels). With `zero_dq` (not the reference's, which zeroes dQ with
+// torch.zeros before the backward) it also zeroes the dQ accumulator, as
+// FlashAttention-2's preprocess does (Clear_dQaccum): no memset launch.
 #include "mha/mha.h"
 
 namespace tl::kernels::mha {
 using namespace tl::dsl;
 
-Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int threads) {
+Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int threads,
+                                 bool zero_dq) {
   const DType dtype = f16;
   const DType accum_dtype = f32;
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
@@ -19,6 +22,8 @@ Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int
   Program p("flash_bwd_prep");
   Buffer O = p.tensor("O", shape, dtype);
   Buffer dO = p.tensor("dO", shape, dtype);
+  Buffer dQ =
+      zero_dq ? p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), accum_dtype) : Buffer();
   Buffer Delta = p.output("Delta", {batch, heads, seq_len}, accum_dtype);
 
   p.kernel({heads, ceildiv(seq_len, blk), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
@@ -36,6 +41,11 @@ Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int
     });
     reduce_sum(acc, delta, 1);
     copy(delta, Delta(bz, bx, slice(by * blk, blk)));
+    if (zero_dq) { // whole 8-row groups, so make_dq_layout's order or not alike
+      Buffer zeros = alloc_fragment({blk, dim}, accum_dtype);
+      clear(zeros);
+      copy(zeros, dQ(bz, slice(by * blk, blk), bx, all));
+    }
   });
   return p;
 }

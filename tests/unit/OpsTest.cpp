@@ -358,12 +358,12 @@ TEST_CASE("in_turn: blocks add in the order of their turns", "[ops]") {
 }
 
 TEST_CASE("last_to_arrive: the last block sees every block's adds, once a launch", "[ops]") {
-  // 97 blocks of each of 3 x 2 rows add their value into the row's 8 sums;
+  // 97 blocks of each of 3 x 2 rows add their value into the row's 64 sums;
   // the block that arrives last copies the sums out (a tile copy through a
   // fragment), sets them back to zero and counts its run. Integer values:
   // any order of the adds gives the same sums, so the copy shows whether
   // the last block saw them all.
-  const int blocks = 97, rows = 3, planes = 2, cols = 8;
+  const int blocks = 97, rows = 3, planes = 2, cols = 64;
   Program p("arrivals");
   Buffer X = p.tensor("X", {planes, rows, blocks}, f32);
   Buffer Sum = p.tensor("Sum", {planes, rows, cols}, f32);
@@ -371,13 +371,13 @@ TEST_CASE("last_to_arrive: the last block sees every block's adds, once a launch
   Buffer Runs = p.tensor("Runs", {planes, rows}, f32);
   Buffer Count = p.tensor("Count", {planes, rows}, i32);
   p.kernel({blocks, rows, planes}, 128, [&](Expr bx, Expr by, Expr bz) {
-    Buffer sums = alloc_fragment({1, cols}, f32);
+    Buffer sums = alloc_fragment({cols}, f32);
     parallel({cols}, [&](Expr j) { atomic_add(Sum(bz, by, j), X(bz, by, bx) * (j + 1)); });
     last_to_arrive(Count(bz, by), blocks, [&] {
-      copy(Sum(bz, slice(by, 1), all), sums);
-      copy(sums, Out(bz, slice(by, 1), all));
+      copy(Sum(bz, by, all), sums);
+      copy(sums, Out(bz, by, all));
       clear(sums);
-      copy(sums, Sum(bz, slice(by, 1), all));
+      copy(sums, Sum(bz, by, all));
       atomic_add(Runs(bz, by), 1.0f);
     });
   });

@@ -1,10 +1,10 @@
 // Benchmark (not a test): our flash-attention forward and backward on the
 // GPU, at the shapes of shared/anchors.md (B*S = 16384, H*D = 2048) and the
 // reference's own, causal and not. Kernel time only (CUDA events, median of
-// 20 after 5 warm-ups); backward = preprocess + main kernel + postprocess (0
-// when the main kernel converts dQ itself; the dQ accumulator's zeroing before
-// each backward is not timed: that kernel leaves it zero, the others need a
-// memset the caller runs).
+// 20 after 5 warm-ups); backward = preprocess (which zeroes the dQ
+// accumulator, as FlashAttention-2's does) + main kernel + postprocess (0,
+// and no zeroing, when the main kernel converts dQ itself and leaves the
+// accumulator zero).
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
@@ -253,10 +253,13 @@ void run(const Shape &s, bool causal) {
   if (convertDq >= 0)
     c.bwdConvertDq = convertDq == 1;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
-  GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D));
+  // The preprocess zeroes the dQ accumulator (FlashAttention-2's does too),
+  // unless the main kernel converts dQ and leaves it zero itself.
+  GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D, 128, !c.bwdConvertDq));
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
-  double prepMs = prep.benchmark({&O, &dO, &delta});
+  double prepMs = c.bwdConvertDq ? prep.benchmark({&O, &dO, &delta})
+                                 : prep.benchmark({&O, &dO, &dQ, &delta});
   // The deterministic backward's turn counters and the converting one's
   // arrival counters: zeros, and zeros again after every launch (the last
   // turn or arrival resets each), so launches repeat.
