@@ -63,6 +63,8 @@
 #             peers; the tile atomic_add's op test and MHA test under memcheck,
 #             racecheck and synccheck (DQ_TILE_SHAPES="B,H,S,D ..." replaces the
 #             shapes)                     -> dq-tile.jsonl, sanitize-dq-tile.log
+#   table     tl-bench-gpu twice and the peers on the README's speed table's shapes
+#             (TABLE_SHAPES="B,H,S,D ..." replaces them)            -> table.jsonl
 #   convert-dq  tl-bench-gpu with the backward's main kernel converting dQ itself
 #             and with the postprocess (--convert-dq=1|0, twice each, alternating),
 #             then the peers; the last_to_arrive op test and the converting MHA
@@ -172,6 +174,12 @@ for part in "$@"; do
     done
     peer sdpa_peer.py "$out/dq-tile.jsonl" "${args[@]}"
     sanitized "$out/sanitize-dq-tile.log" "atomic_add of a tile*,MHA backward adding dQ*" ;;
+  table)
+    args=(${TABLE_SHAPES:-4,32,4096,64 4,16,4096,128 4,16,4096,256 8,32,256,64})
+    for round in 1 2; do
+      ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/table.jsonl"
+    done
+    peer sdpa_peer.py "$out/table.jsonl" "${args[@]}" ;;
   convert-dq)
     args=(${CONVERT_DQ_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 16,16,1024,128
       4,16,4096,128 4,16,4096,256})
