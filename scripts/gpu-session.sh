@@ -108,6 +108,17 @@ peer() {
   for shape in "$@"; do args+=(--shape "$shape"); done
   python3 "$script" "${args[@]}" 2>&1 | tee -a "$log"
 }
+# alternating FLAG LOG SHAPE...: tl-bench-gpu with --FLAG=VALUE for each of
+# $VALUES (default "0 1 0 1": twice each, alternating), appended to LOG, then
+# the peers on the same shapes.
+alternating() {
+  local flag=$1 log=$2 value
+  shift 2
+  for value in ${VALUES:-0 1 0 1}; do
+    ./bin/tl-bench-gpu --$flag=$value "$@" 2>&1 | tee -a "$log"
+  done
+  peer sdpa_peer.py "$log" "$@"
+}
 # sanitized LOG FILTER: the GPU tests FILTER picks under memcheck, racecheck
 # and synccheck, each one's summary appended to LOG.
 sanitized() {
@@ -139,19 +150,13 @@ for part in "$@"; do
     done ;;
   stage-o)
     args=(${STAGE_O_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 4,16,4096,128 4,16,4096,256})
-    for variant in 0 1 0 1; do
-      ./bin/tl-bench-gpu --stage-o=$variant "${args[@]}" 2>&1 | tee -a "$out/stage-o.jsonl"
-    done
-    peer sdpa_peer.py "$out/stage-o.jsonl" "${args[@]}"
+    alternating stage-o "$out/stage-o.jsonl" "${args[@]}"
     sanitized "$out/sanitize-stage-o.log" \
       "MHA forward writing O through*,MHA in the tuned configurations*" ;;
   overlap)
     args=(${OVERLAP_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128
       16,16,1024,256})
-    for variant in 0 1 0 1; do
-      ./bin/tl-bench-gpu --overlap=$variant "${args[@]}" 2>&1 | tee -a "$out/overlap.jsonl"
-    done
-    peer sdpa_peer.py "$out/overlap.jsonl" "${args[@]}"
+    alternating overlap "$out/overlap.jsonl" "${args[@]}"
     sanitized "$out/sanitize-overlap.log" "MHA forward in FlashAttention-3*" ;;
   bwd-wgmma)
     args=(${BWD_WGMMA_SHAPES:-8,32,256,64 4,32,4096,64 16,16,1024,128 4,16,4096,128
@@ -167,12 +172,7 @@ for part in "$@"; do
     sanitized "$out/sanitize-bwd-wgmma.log" "MHA backward staged with its gemms on wgmma*" ;;
   dq-tile)
     args=(${DQ_TILE_SHAPES:-8,32,256,64 4,32,4096,64 16,16,1024,128 4,16,4096,128})
-    for round in 1 2; do
-      for tile in 1 0; do
-        ./bin/tl-bench-gpu --dq-tile=$tile "${args[@]}" 2>&1 | tee -a "$out/dq-tile.jsonl"
-      done
-    done
-    peer sdpa_peer.py "$out/dq-tile.jsonl" "${args[@]}"
+    VALUES="1 0 1 0" alternating dq-tile "$out/dq-tile.jsonl" "${args[@]}"
     sanitized "$out/sanitize-dq-tile.log" "atomic_add of a tile*,MHA backward adding dQ*" ;;
   table)
     args=(${TABLE_SHAPES:-4,32,4096,64 4,16,4096,128 4,16,4096,256 8,32,256,64})
@@ -183,12 +183,7 @@ for part in "$@"; do
   convert-dq)
     args=(${CONVERT_DQ_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 16,16,1024,128
       4,16,4096,128 4,16,4096,256})
-    for round in 1 2; do
-      for convert in 1 0; do
-        ./bin/tl-bench-gpu --convert-dq=$convert "${args[@]}" 2>&1 | tee -a "$out/convert-dq.jsonl"
-      done
-    done
-    peer sdpa_peer.py "$out/convert-dq.jsonl" "${args[@]}"
+    VALUES="1 0 1 0" alternating convert-dq "$out/convert-dq.jsonl" "${args[@]}"
     sanitized "$out/sanitize-convert-dq.log" "last_to_arrive*,MHA backward converting dQ*" ;;
   ab)
     [[ -d before ]] || { echo "no .carry/before: see scripts/carry.sh"; continue; }

@@ -363,27 +363,33 @@ void ifThen(const Expr &cond, int arity, const Body &body, SourceLoc loc) {
 }
 
 namespace {
-/// The element of a block counter (tl.in_turn's, tl.last_to_arrive's) that
-/// `counter` names: an i32 tensor's, as indices. `what` names the op.
-SmallVector<Value> counterIndices(ProgramImpl &p, const Access &counter, const std::string &what,
-                                  SourceLoc loc, Location location) {
+/// What an op on a block counter (tl.in_turn, tl.last_to_arrive, named
+/// `what`) starts from: its program, location and the element's indices (an
+/// i32 tensor's); its body takes no arguments. Errors at the author's line.
+struct CounterSite {
+  ProgramImpl &p;
+  Location location;
+  SmallVector<Value> indices;
+};
+CounterSite counterSite(const Access &counter, int arity, const std::string &what, SourceLoc loc) {
+  if (arity != 0)
+    fail(loc, fmt::format("the body of {} takes no arguments", what));
+  ProgramImpl &p = activeProgram(what.c_str(), loc);
+  Location location = toLocation(p, loc);
   const Buffer &buffer = counter.buffer();
   if (buffer.dtype() != DType::i32)
     fail(loc, fmt::format("{}'s counter '{}' must be an i32 tensor, got {}", what, buffer.name(),
                           toString(buffer.dtype())));
   const std::string takes = what + "'s counter is";
-  return elementIndices(p, counter, fmt::format("{}'s counter '{}'", what, buffer.name()),
-                        takes.c_str(), loc, location);
+  return {p, location,
+          elementIndices(p, counter, fmt::format("{}'s counter '{}'", what, buffer.name()),
+                         takes.c_str(), loc, location)};
 }
 } // namespace
 
 void inTurn(const Access &counter, const Expr &turn, const Expr &next, int arity, const Body &body,
             SourceLoc loc) {
-  if (arity != 0)
-    fail(loc, "the body of in_turn takes no arguments");
-  ProgramImpl &p = activeProgram("in_turn", loc);
-  Location location = toLocation(p, loc);
-  SmallVector<Value> indices = counterIndices(p, counter, "in_turn", loc, location);
+  auto [p, location, indices] = counterSite(counter, arity, "in_turn", loc);
   Type index = p.builder.getIndexType();
   Value turnValue = materialize(p, turn, index, location);
   Value nextValue = next.valid() ? materialize(p, next, index, location)
@@ -396,11 +402,7 @@ void inTurn(const Access &counter, const Expr &turn, const Expr &next, int arity
 
 void lastToArrive(const Access &counter, const Expr &arrivals, int arity, const Body &body,
                   SourceLoc loc) {
-  if (arity != 0)
-    fail(loc, "the body of last_to_arrive takes no arguments");
-  ProgramImpl &p = activeProgram("last_to_arrive", loc);
-  Location location = toLocation(p, loc);
-  SmallVector<Value> indices = counterIndices(p, counter, "last_to_arrive", loc, location);
+  auto [p, location, indices] = counterSite(counter, arity, "last_to_arrive", loc);
   Value count = materialize(p, arrivals, p.builder.getIndexType(), location);
   auto op = LastToArriveOp::create(p.builder, location, unwrap(counter.buffer()), indices, count);
   buildBody(p, op.getBody(), 0, 0, body, "last_to_arrive", loc);

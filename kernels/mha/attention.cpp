@@ -218,8 +218,8 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   if (config.bwdConvertDq)
     bwdInputs.push_back(&dQCount);
   std::vector<HostTensor> dk_dv = (*bwd)(bwdInputs, fill);
-  std::vector<HostTensor> dq = config.bwdConvertDq ? std::vector<HostTensor>{dk_dv[2]}
-                                                   : (*post)({&dQ}, fill);
+  std::vector<HostTensor> dq =
+      config.bwdConvertDq ? std::vector<HostTensor>{dk_dv[2]} : (*post)({&dQ}, fill);
   return {o_lse[0], o_lse[1], dq[0], dk_dv[0], dk_dv[1]};
 }
 

@@ -107,8 +107,8 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
   return p;
 }
 
-BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, int dim,
-                                int block_N, bool deterministic, bool convert_dq) {
+BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, int dim, int block_N,
+                                bool deterministic, bool convert_dq) {
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const std::vector<std::int64_t> rows = {batch, heads, seq_len};
   const std::vector<std::int64_t> queryBlocks = dqTurnsShape(batch, heads, seq_len, block_N);
@@ -141,16 +141,19 @@ void addDQRows(const BackwardTensors &t, Expr bx, Expr by, Expr bz, Expr k, int 
   // Key block by adds into query block k from k = floor(by * block_M /
   // block_N) on when causal, from 0 otherwise: the blocks adding into k are
   // 0 .. last, and by's turn is by.
-  Expr last = Expr(ceildiv(seq_len, block_M) - 1);
-  if (is_causal)
-    last = min(last, floordiv((k + 1) * block_N - 1, block_M));
-  if (t.dQTurns.handle())
-    in_turn(t.dQTurns(bz, bx, k), by, if_then_else(by == last, 0, by + 1), accumulate);
-  else
+  auto last = [&] { // (built only where needed: no dead index math in the program)
+    Expr last = Expr(ceildiv(seq_len, block_M) - 1);
+    return is_causal ? min(last, floordiv((k + 1) * block_N - 1, block_M)) : last;
+  };
+  if (t.dQTurns.handle()) {
+    Expr lastTurn = last();
+    in_turn(t.dQTurns(bz, bx, k), by, if_then_else(by == lastTurn, 0, by + 1), accumulate);
+  } else {
     accumulate();
+  }
   if (!t.dQCount.handle())
     return;
-  last_to_arrive(t.dQCount(bz, bx, k), last + 1, [&] {
+  last_to_arrive(t.dQCount(bz, bx, k), last() + 1, [&] {
     auto rows = [&] { return t.dQ(bz, slice(k * block_N, block_N), bx, all); };
     copy(rows(), dq);
     copy(dq, t.dQOut(bz, slice(k * block_N, block_N), bx, all));

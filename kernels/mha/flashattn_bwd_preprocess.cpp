@@ -22,8 +22,8 @@ Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int
   Program p("flash_bwd_prep");
   Buffer O = p.tensor("O", shape, dtype);
   Buffer dO = p.tensor("dO", shape, dtype);
-  Buffer dQ =
-      zero_dq ? p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), accum_dtype) : Buffer();
+  Buffer dQ = zero_dq ? p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), accum_dtype)
+                      : Buffer();
   Buffer Delta = p.output("Delta", {batch, heads, seq_len}, accum_dtype);
 
   p.kernel({heads, ceildiv(seq_len, blk), batch}, threads, [&](Expr bx, Expr by, Expr bz) {

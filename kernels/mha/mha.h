@@ -39,8 +39,8 @@ dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_c
 /// `zero_dq` (not the reference's): it also zeroes the dQ accumulator (a
 /// parameter after dO, dqAccumulatorShape), as FlashAttention-2's does, so
 /// that the backward needs no memset before it (out_idx = [3]).
-dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim,
-                                      int threads = 128, bool zero_dq = false);
+dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int threads = 128,
+                                      bool zero_dq = false);
 
 /// dQ_out = f16(dQ read through make_dq_layout)   (out_idx = [1])
 /// `dq_layout` false: dQ is row-major (a backward with `dq_tile`).

@@ -2,11 +2,10 @@
 // awkward values: primes, block sizes +- 1, multiples of 8 +- 1, the
 // smallest lengths), head dim 64 / 128 / 256, causal or not, the reference's
 // configuration or the tuned one, dQ converted to f16 by the backward's main
-// kernel (bwdConvertDq) or by the postprocess, each for half the shapes. Every output the kernels write is poisoned
-// (NaN) beforehand; O, lse, dQ, dK and dV are checked against an fp32
-// reference: relative Frobenius error <= 1e-2 and the reference test's
-// allclose (rtol = atol = 1e-2). On the GPU it draws 200 shapes up to
-// seq_len 5000; on the CPU backend (CI) 30 small ones.
+// kernel (bwdConvertDq) or by the postprocess, each for half the shapes. Every output the kernels
+// write is poisoned (NaN) beforehand; O, lse, dQ, dK and dV are checked against an fp32 reference:
+// relative Frobenius error <= 1e-2 and the reference test's allclose (rtol = atol = 1e-2). On the
+// GPU it draws 200 shapes up to seq_len 5000; on the CPU backend (CI) 30 small ones.
 //
 // TLC_SWEEP_SEED, TLC_SWEEP_COUNT and TLC_SWEEP_MAX_SEQ override the seed,
 // the count and the longest seq_len (under compute-sanitizer, say); a
@@ -85,7 +84,7 @@ std::vector<SweepShape> drawShapes(std::uint32_t seed, const SweepBounds &bounds
     const int dims[] = {64, 128, 256};
     s.dim = dims[rng() % 3];
     s.causal = rng() % 2;
-    s.tuned = i % 2; // both configurations, alternately
+    s.tuned = i % 2;         // both configurations, alternately
     s.convertDq = i / 2 % 2; // dQ converted by the main kernel or the postprocess, each
     shapes.push_back(s);
   }

@@ -237,8 +237,9 @@ TEST_CASE("MHA backward converting dQ in its main kernel (bwdConvertDq)", "[mha]
     bool staged, wgmma;
     int dim, blockM, blockN, threads, seq;
   };
-  for (Case c : {Case{false, false, 64, 64, 64, 128, 200}, Case{true, true, 128, 128, 64, 256, 201},
-                 Case{true, false, 64, 32, 64, 128, 100}, Case{false, false, 64, 64, 32, 128, 77}}) {
+  for (Case c :
+       {Case{false, false, 64, 64, 64, 128, 200}, Case{true, true, 128, 128, 64, 256, 201},
+        Case{true, false, 64, 32, 64, 128, 100}, Case{false, false, 64, 64, 32, 128, 77}}) {
     mha::AttentionConfig config;
     config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = c.threads;
     config.bwdStages = 1, config.bwdStaged = c.staged, config.bwdWgmma = c.wgmma;

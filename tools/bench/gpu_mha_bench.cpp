@@ -258,8 +258,8 @@ void run(const Shape &s, bool causal) {
   GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D, 128, !c.bwdConvertDq));
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
-  double prepMs = c.bwdConvertDq ? prep.benchmark({&O, &dO, &delta})
-                                 : prep.benchmark({&O, &dO, &dQ, &delta});
+  double prepMs =
+      c.bwdConvertDq ? prep.benchmark({&O, &dO, &delta}) : prep.benchmark({&O, &dO, &dQ, &delta});
   // The deterministic backward's turn counters and the converting one's
   // arrival counters: zeros, and zeros again after every launch (the last
   // turn or arrival resets each), so launches repeat.
