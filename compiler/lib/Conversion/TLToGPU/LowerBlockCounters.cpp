@@ -22,11 +22,12 @@
 // gathers the block's writes, thread 0 adds one to the counter (acquire and
 // release, GPU scope: it publishes the block's writes and, in the last block,
 // sees every earlier arriver's), and a barrier that ORs a predicate over the
-// block (bar.red.or) tells every thread whether thread 0 read the last
-// count (thread 0 issues the block's TMA writes: it waits for them to
-// complete first, where the kernel has any). The last block's thread 0 sets the counter back to 0
-// first: every other block has arrived. No block waits for another, so nothing can hang. An index
-// outside the counter counts nothing and runs nothing.
+// block (bar.red.or) tells every thread whether thread 0 read the last count.
+// Thread 0 issues the block's TMA writes: where the kernel has any, it waits
+// for them to complete before it arrives. The last block's thread 0 sets the
+// counter back to 0 first: every other block has arrived. No block waits for
+// another, so nothing can hang. An index outside the counter counts nothing
+// and runs nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
