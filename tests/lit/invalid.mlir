@@ -338,6 +338,33 @@ func.func @last_to_arrive_nested(%t: memref<4xi32> {tl.name = "T"}) {
 
 // -----
 
+func.func @last_to_arrive_no_arrivals(%t: memref<4xi32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{waits for 0 arrivals; a block that arrives makes at least one}}
+    tl.last_to_arrive %t[%bx] arrivals %c0 : memref<4xi32> {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @in_turn_in_last_to_arrive(%t: memref<4xi32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 128 {
+  ^bb0(%bx: index):
+    tl.last_to_arrive %t[%bx] arrivals %bx : memref<4xi32> {
+      // expected-error @+1 {{cannot be inside a tl.last_to_arrive (only the last block would take its turn; the other blocks' turns would never come)}}
+      tl.in_turn %t[%bx] turn %bx next %bx : memref<4xi32> {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @last_to_arrive_rank(%t: memref<4x4xi32> {tl.name = "T"}) {
   tl.kernel grid [4] threads 128 {
   ^bb0(%bx: index):

@@ -120,11 +120,15 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
     mha::AttentionConfig c = configOf(s);
     makers.push_back(
         [=] { return mha::forwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c); });
-    makers.push_back([=] { return mha::flashattn_bwd_preprocess(s.batch, s.heads, s.seq, s.dim); });
+    // As attentionForwardBackward compiles them: the preprocess zeroes dQ
+    // unless the main kernel converts it, and then no postprocess runs.
+    makers.push_back([=] {
+      return mha::flashattn_bwd_preprocess(s.batch, s.heads, s.seq, s.dim, 128, !c.bwdConvertDq);
+    });
     makers.push_back(
         [=] { return mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c); });
-    makers.push_back(
-        [=] { return mha::flashattn_bwd_postprocess(s.batch, s.heads, s.seq, s.dim); });
+    if (!c.bwdConvertDq)
+      makers.push_back([=] { return mha::postprocessKernel(s.batch, s.heads, s.seq, s.dim, c); });
   }
   tl::testing::precompile(makers);
 

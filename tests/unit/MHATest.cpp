@@ -232,7 +232,9 @@ TEST_CASE("MHA backward converting dQ in its main kernel (bwdConvertDq)", "[mha]
   // as NaN, so a row no block converts shows. Both programs, key blocks
   // larger, smaller and as large as query blocks (the causal count of the
   // key blocks that add into a query block depends on both), causal and not,
-  // ragged, deterministic, dQ a tile at a time, the tuned configurations.
+  // ragged, deterministic, dQ a tile at a time (element adds from the shared
+  // tile on sm_90a too: the TMA reduce-add needs a dQ only added into), the
+  // tuned configurations.
   struct Case {
     bool staged, wgmma;
     int dim, blockM, blockN, threads, seq;

@@ -86,8 +86,9 @@ bool tmaCopyCapable(CopyOp copy, KernelOp kernel, const lowering::LayoutMap &lay
 /// kernel tensor, neither with an index-map layout, boxable (32-bit elements
 /// too) and free to take the swizzle-atom layout. The kernel must only add
 /// into the tensor (nothing waits for the boxes to complete before the
-/// kernel's end but a tl.in_turn's release, so a read or a write of it
-/// would race with them).
+/// kernel's end but a tl.in_turn's release or a tl.last_to_arrive's
+/// arrival, so a read or a write of it would race with them: the backward's
+/// convert_dq, which reads dQ in its last block, takes element adds).
 bool tmaReduceCapable(AtomicAddTileOp add, const lowering::LayoutMap &layouts) {
   auto tile = add.getSrc().getDefiningOp<AllocSharedOp>();
   auto tensor = dyn_cast<BlockArgument>(add.getDst());

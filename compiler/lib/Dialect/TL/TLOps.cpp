@@ -558,9 +558,13 @@ LogicalResult verifyBlockCounter(Operation *op, Value counter, ValueRange indice
 } // namespace
 
 LogicalResult InTurnOp::verify() {
-  // A block cannot wait for a turn it holds.
+  // A block cannot wait for a turn it holds; inside tl.last_to_arrive only
+  // the last block would take its turn, and the turns after it never come.
   if ((*this)->getParentOfType<InTurnOp>())
     return emitOpError("cannot be inside another tl.in_turn (a block takes one turn at a time)");
+  if ((*this)->getParentOfType<LastToArriveOp>())
+    return emitOpError("cannot be inside a tl.last_to_arrive (only the last block would take its "
+                       "turn; the other blocks' turns would never come)");
   return verifyBlockCounter(*this, getCounter(), getIndices(), getBody().front(), "turn counter");
 }
 
@@ -569,6 +573,10 @@ LogicalResult LastToArriveOp::verify() {
   // only the last block runs, the others would never arrive.
   if ((*this)->getParentOfType<LastToArriveOp>())
     return emitOpError("cannot be inside another tl.last_to_arrive (only one block runs its body)");
+  if (std::optional<int64_t> arrivals = getConstantIntValue(getArrivals());
+      arrivals && *arrivals < 1)
+    return emitOpError() << "waits for " << *arrivals
+                         << " arrivals; a block that arrives makes at least one";
   return verifyBlockCounter(*this, getCounter(), getIndices(), getBody().front(),
                             "arrival counter");
 }

@@ -160,7 +160,9 @@ void in_turn(const Access &counter, const Expr &turn, const Expr &next, F &&body
 /// (the backward's dQ rows, converted to f16 once every key block has added
 /// into them). Exactly `arrivals` blocks must arrive at an element in a
 /// launch, from 0: fewer never run the body, more run it again. The body
-/// takes no arguments.
+/// takes no arguments. On sm_90a a kernel that waits on mbarriers (TMA
+/// loads, a producer warpgroup) cannot take it (a compile error at its line:
+/// tl-check-sync does not model its barrier with a reduction).
 template <typename F>
 void last_to_arrive(const Access &counter, const Expr &arrivals, F &&body,
                     SourceLoc loc = SourceLoc::current()) {

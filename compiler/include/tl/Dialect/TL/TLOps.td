@@ -248,7 +248,9 @@ def TL_LastToArriveOp : TL_Op<"last_to_arrive", [SingleBlock, NoTerminator, Recu
     split sum's fix-up: the backward's dQ rows converted once every key
     block has added into them). Exactly `arrivals` blocks must arrive at an
     element in a launch, starting from 0; fewer never run the body, more
-    run it twice.
+    run it twice. On sm_90a a kernel that waits on mbarriers (TMA loads, a
+    producer warpgroup) cannot take it: tl-check-sync refuses its barrier
+    with a reduction.
   }];
   let arguments = (ins Arg<MemRefOf<[I32]>, "", [MemRead, MemWrite]>:$counter,
                        Variadic<Index>:$indices, Index:$arrivals);
