@@ -137,6 +137,11 @@ dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_
                        config.bwdConvertDq);
 }
 
+dsl::Program preprocessKernel(int batch, int heads, int seq_len, int dim,
+                              const AttentionConfig &config) {
+  return flashattn_bwd_preprocess(batch, heads, seq_len, dim, 128, !config.bwdConvertDq);
+}
+
 dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,
                                const AttentionConfig &config) {
   return flashattn_bwd_postprocess(batch, heads, seq_len, dim, 128, !config.bwdDqTile);
@@ -180,10 +185,8 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   int batch = static_cast<int>(shape[0]), seq = static_cast<int>(shape[1]);
   int heads = static_cast<int>(shape[2]), dim = static_cast<int>(shape[3]);
   auto fwd = compile(forwardKernel(batch, heads, seq, dim, causal, config), backend);
-  // The preprocess zeroes the dQ accumulator, unless the main kernel
-  // converts dQ (it then leaves the accumulator zero itself).
-  const bool zeroDq = !config.bwdConvertDq;
-  auto prep = compile(flashattn_bwd_preprocess(batch, heads, seq, dim, 128, zeroDq), backend);
+  const bool zeroDq = !config.bwdConvertDq; // by the preprocess (preprocessKernel)
+  auto prep = compile(preprocessKernel(batch, heads, seq, dim, config), backend);
   auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config), backend);
   std::unique_ptr<Kernel> post;
   if (!config.bwdConvertDq)

@@ -133,6 +133,11 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
                            const AttentionConfig &config);
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
                             const AttentionConfig &config);
+/// The preprocess backwardKernel's main kernel follows: it zeroes the dQ
+/// accumulator (a parameter after dO), unless config.bwdConvertDq (the main
+/// kernel then leaves the accumulator zero itself).
+dsl::Program preprocessKernel(int batch, int heads, int seq_len, int dim,
+                              const AttentionConfig &config);
 /// The postprocess that reads the dQ accumulator backwardKernel writes (none
 /// to run when config.bwdConvertDq: the main kernel converts dQ itself).
 dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,

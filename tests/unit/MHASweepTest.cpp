@@ -122,9 +122,7 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
         [=] { return mha::forwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c); });
     // As attentionForwardBackward compiles them: the preprocess zeroes dQ
     // unless the main kernel converts it, and then no postprocess runs.
-    makers.push_back([=] {
-      return mha::flashattn_bwd_preprocess(s.batch, s.heads, s.seq, s.dim, 128, !c.bwdConvertDq);
-    });
+    makers.push_back([=] { return mha::preprocessKernel(s.batch, s.heads, s.seq, s.dim, c); });
     makers.push_back(
         [=] { return mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c); });
     if (!c.bwdConvertDq)

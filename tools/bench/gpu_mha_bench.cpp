@@ -253,9 +253,7 @@ void run(const Shape &s, bool causal) {
   if (convertDq >= 0)
     c.bwdConvertDq = convertDq == 1;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
-  // The preprocess zeroes the dQ accumulator (FlashAttention-2's does too),
-  // unless the main kernel converts dQ and leaves it zero itself.
-  GPUKernel prep(mha::flashattn_bwd_preprocess(s.B, s.H, s.S, s.D, 128, !c.bwdConvertDq));
+  GPUKernel prep(mha::preprocessKernel(s.B, s.H, s.S, s.D, c)); // zeroes dQ, or not
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
   double prepMs =
