@@ -192,6 +192,21 @@ Buffer alloc_local(std::vector<std::int64_t> shape, DType dtype, SourceLoc loc) 
   return allocate(std::move(shape), dtype, Scope::local, "alloc_local", loc);
 }
 
+Layout make_mma_tile_layout(unsigned rank, unsigned row_dim, unsigned col_dim, SourceLoc loc) {
+  if (rank < 2 || rank > 6 || row_dim >= rank || col_dim >= rank || row_dim == col_dim)
+    fail(loc, fmt::format("make_mma_tile_layout: rank {} with row_dim {} and col_dim {}: needs "
+                          "rank 2-6 and two different dimensions below it",
+                          rank, row_dim, col_dim));
+  std::vector<IndexExpr> results;
+  for (unsigned d = 0; d < rank; ++d)
+    results.push_back(d == row_dim   ? IndexExpr::dim(d) / 16
+                      : d == col_dim ? IndexExpr::dim(d) / 8
+                                     : IndexExpr::dim(d));
+  IndexExpr l = IndexExpr::dim(row_dim), c = IndexExpr::dim(col_dim);
+  results.push_back(16 * (l % 8) + 4 * ((c % 8) / 2) + 2 * ((l % 16) / 8) + c % 2);
+  return Layout::indexMap(rank, std::move(results));
+}
+
 void annotate_layout(const Buffer &buffer, const Layout &layout, SourceLoc loc) {
   ProgramImpl &p = activeProgram("annotate_layout", loc);
   Location location = toLocation(p, loc);

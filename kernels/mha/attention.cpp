@@ -131,10 +131,11 @@ dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_
   if (config.bwdStaged)
     return flashattn_bwd_staged(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                                 config.bwdThreads, config.bwdStages, config.deterministic,
-                                config.bwdWgmma, config.bwdDqTile, config.bwdConvertDq);
+                                config.bwdWgmma, config.bwdDqTile, config.bwdConvertDq,
+                                config.bwdDqMmaTiles);
   return flashattn_bwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.bwdThreads, config.bwdStages, config.deterministic, config.bwdDqTile,
-                       config.bwdConvertDq);
+                       config.bwdConvertDq, config.bwdDqMmaTiles);
 }
 
 dsl::Program preprocessKernel(int batch, int heads, int seq_len, int dim,
@@ -144,7 +145,8 @@ dsl::Program preprocessKernel(int batch, int heads, int seq_len, int dim,
 
 dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,
                                const AttentionConfig &config) {
-  return flashattn_bwd_postprocess(batch, heads, seq_len, dim, 128, !config.bwdDqTile);
+  return flashattn_bwd_postprocess(batch, heads, seq_len, dim, 128,
+                                   dqOrder(config.bwdDqTile, config.bwdDqMmaTiles));
 }
 
 namespace {

@@ -38,6 +38,11 @@ struct AttentionConfig {
   /// before each launch. It then takes a dQ_count tensor after dQ (and
   /// dQ_turns) and outputs dQ_out after dK and dV.
   bool bwdConvertDq = false;
+  /// The dQ accumulator in accumulator tile order (make_mma_tile_layout,
+  /// flashattn_bwd's mma_tile_dq; without bwdDqTile): each block's dQ rows go
+  /// as one atomic_add of the dQ gemm's accumulator, on sm_90a one 16-byte
+  /// vector reduction per tile and thread instead of four element atomics.
+  bool bwdDqMmaTiles = false;
 };
 
 /// The head dims the attention programs take: 64, 128 and 256.

@@ -3,9 +3,10 @@
 // and dk, which are [block_M, dim]); the reference declares [block_N, dim],
 // which only agrees when block_M == block_N and fails our copy verifier
 // otherwise. And the causal mask is applied only to the blocks that cross the
-// diagonal (elsewhere it keeps every element). With `dq_tile` (not the
-// reference's) dQ goes out a tile at a time, with `convert_dq` (not the
-// reference's either) the last key block to add converts it (mha.h).
+// diagonal (elsewhere it keeps every element). With `dq_tile` or
+// `mma_tile_dq` (not the reference's) dQ goes out a tile at a time, with
+// `convert_dq` (not the reference's either) the last key block to add
+// converts it (mha.h).
 #include "mha/mha.h"
 
 #include <cmath>
@@ -15,7 +16,7 @@ using namespace tl::dsl;
 
 Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                       int block_N, int threads, int num_stages, bool deterministic, bool dq_tile,
-                      bool convert_dq) {
+                      bool convert_dq, bool mma_tile_dq) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -45,8 +46,8 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
     Buffer dk_shared = alloc_shared({block_M, dim}, dtype);
     Buffer dq_shared = dq_tile ? alloc_shared({block_N, dim}, accum_dtype) : Buffer();
 
-    if (!dq_tile)
-      annotate_layout(dQ, make_dq_layout());
+    const DqOrder order = dqOrder(dq_tile, mma_tile_dq);
+    annotateDqOrder(dQ, order);
     annotate_layout(dv_shared, make_swizzled_layout());
     annotate_layout(dk_shared, make_swizzled_layout());
 
@@ -89,8 +90,9 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
       if (dq_tile)
         copy(dq, dq_shared);
       addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, dq, [&] {
-        if (dq_tile) { // rows past seq_len: dQ's padding rows or nothing; never read
-          atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_shared);
+        if (order != DqOrder::reference) { // one add of the whole tile; rows past
+          // seq_len: dQ's padding rows (their dS columns are zero) or nothing
+          atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_tile ? dq_shared : dq);
           return;
         }
         parallel({block_N, dim}, [&](Expr i, Expr j) {

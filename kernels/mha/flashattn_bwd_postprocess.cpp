@@ -1,6 +1,7 @@
 // Backward postprocess: dQ (f32, in make_dq_layout order) -> f16, after the
-// reference (whose dQ has seq_len rows: ours is padded to whole groups of 8,
-// see dqAccumulatorShape; the copy drops the padding rows).
+// reference (whose dQ has seq_len rows: ours is padded to whole groups of 16,
+// see dqAccumulatorShape; the copy drops the padding rows). It reads dQ in
+// the order the backward wrote it (DqOrder).
 #include "mha/mha.h"
 
 namespace tl::kernels::mha {
@@ -14,11 +15,18 @@ Layout make_dq_layout() {
 }
 
 std::vector<std::int64_t> dqAccumulatorShape(int batch, int heads, int seq_len, int dim) {
-  return {batch, (seq_len + 7) / 8 * 8, heads, dim};
+  return {batch, (seq_len + 15) / 16 * 16, heads, dim};
+}
+
+void annotateDqOrder(const Buffer &dQ, DqOrder order) {
+  if (order == DqOrder::reference)
+    annotate_layout(dQ, make_dq_layout());
+  else if (order == DqOrder::mmaTiles) // rows along dim 1, head dims along 3
+    annotate_layout(dQ, make_mma_tile_layout(4, 1, 3));
 }
 
 Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim, int threads,
-                                  bool dq_layout) {
+                                  DqOrder order) {
   const DType dtype = f16;
   const DType accum_dtype = f32;
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
@@ -29,8 +37,7 @@ Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim, in
   Buffer dQ_out = p.output("dQ_out", shape, dtype);
 
   p.kernel({ceildiv(seq_len, blk), heads, batch}, threads, [&](Expr bx, Expr by, Expr bz) {
-    if (dq_layout)
-      annotate_layout(dQ, make_dq_layout());
+    annotateDqOrder(dQ, order);
     copy(dQ(bz, slice(bx * blk, blk), by, all), dQ_out(bz, slice(bx * blk, blk), by, all));
   });
   return p;

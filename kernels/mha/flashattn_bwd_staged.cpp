@@ -17,7 +17,8 @@ using namespace tl::dsl;
 
 Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                              int block_M, int block_N, int threads, int num_stages,
-                             bool deterministic, bool wgmma, bool dq_tile, bool convert_dq) {
+                             bool deterministic, bool wgmma, bool dq_tile, bool convert_dq,
+                             bool mma_tile_dq) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -48,8 +49,8 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
     Buffer dk_shared = alloc_shared({block_M, dim}, dtype);
     Buffer dq_shared = dq_tile ? alloc_shared({block_N, dim}, accum_dtype) : Buffer();
 
-    if (!dq_tile)
-      annotate_layout(dQ, make_dq_layout());
+    const DqOrder order = dqOrder(dq_tile, mma_tile_dq);
+    annotateDqOrder(dQ, order);
     annotate_layout(dv_shared, make_swizzled_layout());
     annotate_layout(dk_shared, make_swizzled_layout());
 
@@ -109,8 +110,9 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       // Queries past a ragged end have no dQ row; where seq_len is a
       // multiple of the block, every row exists and needs no test.
       addDQRows(t, bx, by, bz, k, seq_len, block_M, block_N, is_causal, dq, [&] {
-        if (dq_tile) { // rows past seq_len: dQ's padding rows or nothing; never read
-          atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_shared);
+        if (order != DqOrder::reference) { // one add of the whole tile; rows past
+          // seq_len: dQ's padding rows (their dS columns are zero) or nothing
+          atomic_add(dQ(bz, slice(k * block_N, block_N), bx, all), dq_tile ? dq_shared : dq);
           return;
         }
         parallel({block_N, dim}, [&](Expr i, Expr j) {

@@ -42,10 +42,23 @@ dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_c
 dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int threads = 128,
                                       bool zero_dq = false);
 
+/// How the backward orders its f32 dQ accumulator (dqAccumulatorShape):
+/// the reference's make_dq_layout; make_mma_tile_layout (not the
+/// reference's: the dQ gemm's accumulator added a tile at a time, on sm_90a
+/// one 16-byte vector reduction per 16x8 tile and thread, a quarter of the
+/// reference's element atomics); or row-major (a backward with `dq_tile`).
+enum class DqOrder { reference, mmaTiles, rows };
+/// The order of a backward with or without `dq_tile` and `mma_tile_dq`.
+inline DqOrder dqOrder(bool dq_tile, bool mma_tile_dq) {
+  return dq_tile ? DqOrder::rows : mma_tile_dq ? DqOrder::mmaTiles : DqOrder::reference;
+}
+/// The layout an order annotates dQ with (none for rows).
+void annotateDqOrder(const dsl::Buffer &dQ, DqOrder order);
+
 /// dQ_out = f16(dQ read through make_dq_layout)   (out_idx = [1])
-/// `dq_layout` false: dQ is row-major (a backward with `dq_tile`).
+/// `order`: how the backward laid dQ out (DqOrder).
 dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim,
-                                       int threads = 128, bool dq_layout = true);
+                                       int threads = 128, DqOrder order = DqOrder::reference);
 
 /// dK, dV = flashattn_bwd(Q, K, V, dO, lse, Delta, dQ); dQ accumulates
 /// atomically through make_dq_layout    (out_idx = [7, 8])
@@ -56,6 +69,9 @@ dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int di
 /// region) from a shared f32 tile, into a row-major dQ (no make_dq_layout):
 /// on sm_90a TMA reduce-add boxes, which the copy engine adds in L2 while
 /// the threads go on, instead of an atomic add per element.
+/// `mma_tile_dq` (not the reference's; without `dq_tile`): dQ in
+/// make_mma_tile_layout's order, each block's rows added as one atomic_add
+/// of the dQ gemm's accumulator (DqOrder::mmaTiles).
 /// `convert_dq` (not the reference's): the key block that adds last into a
 /// query block's dQ rows (last_to_arrive on a dQ_count counter) writes them
 /// out as f16 (the postprocess's work) and sets them back to zero, so the
@@ -64,7 +80,7 @@ dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int di
 dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
                            bool deterministic = false, bool dq_tile = false,
-                           bool convert_dq = false);
+                           bool convert_dq = false, bool mma_tile_dq = false);
 /// The backward main kernel's parameters, declared on `p` in the order both
 /// backward programs take them (the attention API calls either alike): Q, K,
 /// V, dO (f16), lse, Delta (f32 rows), dQ (f32, accumulated), for a
@@ -99,11 +115,12 @@ void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr b
 /// (sm_90a) its gemms may take wgmma: every operand is then a shared tile,
 /// and with two warpgroups on 64-row query blocks the dQ gemm splits its
 /// columns between them (FlashAttention-3's backward arrangement).
-/// `dq_tile` and `convert_dq` as flashattn_bwd's.
+/// `dq_tile`, `convert_dq` and `mma_tile_dq` as flashattn_bwd's.
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                                   int block_M, int block_N, int threads = 128, int num_stages = 1,
                                   bool deterministic = false, bool wgmma = false,
-                                  bool dq_tile = false, bool convert_dq = false);
+                                  bool dq_tile = false, bool convert_dq = false,
+                                  bool mma_tile_dq = false);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in
@@ -113,9 +130,10 @@ dsl::Layout make_dq_layout();
 
 /// The f32 dQ accumulator the backward adds into and the postprocess reads
 /// (zeros before the backward, as the reference's torch.zeros_like): [batch,
-/// seq_len rounded up to a multiple of 8, heads, dim]. The reference
+/// seq_len rounded up to a multiple of 16, heads, dim]. The reference
 /// allocates [batch, seq_len, heads, dim], which make_dq_layout overruns
-/// when seq_len is not a multiple of 8; the padding rows stay zero.
+/// when seq_len is not a multiple of 8 (make_mma_tile_layout when it is not
+/// one of 16); the padding rows stay zero.
 std::vector<std::int64_t> dqAccumulatorShape(int batch, int heads, int seq_len, int dim);
 
 /// The block sizes the reference picks for a head dim.

@@ -226,6 +226,36 @@ TEST_CASE("MHA backward adding dQ a tile at a time (bwdDqTile)", "[mha][small]")
   }
 }
 
+TEST_CASE("MHA backward with dQ in accumulator tile order (bwdDqMmaTiles)", "[mha][small]") {
+  // dQ laid out by make_mma_tile_layout and each block's rows added as one
+  // atomic_add of the dQ gemm's accumulator: on sm_90a 16-byte vector
+  // reductions (the staged backward on wgmma at D = 128 with dQ's columns
+  // split between two warpgroups, the reference's program on wgmma at D =
+  // 64), elsewhere an atomic add per element. Causal and not, ragged (rows
+  // past seq_len add zeros into dQ's padding rows), several key blocks a
+  // query block, deterministic, the postprocess reading the same order, and
+  // with the main kernel converting dQ.
+  struct Case {
+    bool staged, wgmma;
+    int dim, blockM, blockN, threads, seq;
+  };
+  for (Case c : {Case{false, false, 64, 64, 64, 128, 200}, Case{true, true, 128, 128, 64, 256, 200},
+                 Case{true, false, 64, 64, 32, 128, 100}}) {
+    mha::AttentionConfig config;
+    config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = c.threads;
+    config.bwdStages = 1, config.bwdStaged = c.staged, config.bwdWgmma = c.wgmma;
+    config.bwdDqMmaTiles = true;
+    for (bool causal : {false, true}) {
+      checkMHA(1, 2, 256, c.dim, causal, config);
+      checkMHA(2, 1, c.seq, c.dim, causal, config); // ragged
+    }
+    config.deterministic = true;
+    checkMHA(1, 2, c.seq, c.dim, true, config);
+    config.bwdConvertDq = true;
+    checkMHA(1, 2, c.seq, c.dim, false, config);
+  }
+}
+
 TEST_CASE("MHA backward converting dQ in its main kernel (bwdConvertDq)", "[mha][small]") {
   // The key block that adds last into a query block's dQ rows (last_to_arrive)
   // writes them out as f16 and zeroes them: no postprocess. The outputs start

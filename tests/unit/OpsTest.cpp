@@ -315,6 +315,51 @@ TEST_CASE("atomic_add of a tile: shared and fragment sources, ragged edges, in t
     CHECK(turn.at(i) == 0);
 }
 
+TEST_CASE("atomic_add of a gemm accumulator into accumulator tile order", "[ops]") {
+  // 24 blocks each compute a [64, 64] gemm accumulator (wgmma on sm_90a) and
+  // add it into rows 0..63 or 64..127 of one (batch, head) of a [2, 112, 3,
+  // 64] tensor laid out by make_mma_tile_layout: every region twice (bx and
+  // bx + 12), the second row block running past row 111. On sm_90 the adds
+  // are one 16-byte vector reduction per 16x8 tile and thread. The tensor is
+  // checked at the physical positions the layout's documented formula gives.
+  const int blocks = 24, M = 64, N = 64, K = 32, B = 2, R = 112, H = 3;
+  Program p("tile_order_adds");
+  Buffer A = p.tensor("A", {blocks, M, K}, f16);
+  Buffer W = p.tensor("W", {K, N}, f16);
+  Buffer Acc = p.tensor("Acc", {B, R, H, N}, f32);
+  p.kernel({blocks}, 128, [&](Expr bx) {
+    annotate_layout(Acc, make_mma_tile_layout(4, 1, 3));
+    Buffer a = alloc_shared({M, K}, f16);
+    Buffer w = alloc_shared({K, N}, f16);
+    Buffer c = alloc_fragment({M, N}, f32);
+    copy(A(bx, all, all), a);
+    copy(W, w);
+    clear(c);
+    gemm(a, w, c);
+    atomic_add(Acc(bx % 2, slice((bx / 2) % 2 * M, M), bx % 3, all), c);
+  });
+  HostTensor a = randomTensor({blocks, M, K}, f16, 50), w = randomTensor({K, N}, f16, 51);
+  HostTensor acc = randomTensor({B, R, H, N}, f32, 52);
+  std::vector<float> start = acc.toFloat(), expected = start;
+  auto physical = [&](int b, int l, int h, int d) { // make_mma_tile_layout(4, 1, 3)
+    int position = 16 * (l % 8) + 4 * ((d % 8) / 2) + 2 * ((l % 16) / 8) + d % 2;
+    return (((b * (R / 16) + l / 16) * H + h) * (N / 8) + d / 8) * 128 + position;
+  };
+  for (int bx = 0; bx < blocks; ++bx)
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        int l = (bx / 2) % 2 * M + i;
+        if (l >= R)
+          continue;
+        float sum = 0;
+        for (int k = 0; k < K; ++k)
+          sum += a.at((bx * M + i) * K + k) * w.at(k * N + j);
+        expected[physical(bx % 2, l, bx % 3, j)] += sum;
+      }
+  tl::testing::compile(p)->run({&a, &w, &acc});
+  checkClose("Acc (physical)", acc.toFloat(), expected, 1e-4, 1e-3);
+}
+
 TEST_CASE("in_turn: blocks add in the order of their turns", "[ops]") {
   // Each of 3 x 2 rows of 48 blocks adds its value into its row's sum. f32
   // addition does not associate (1e8 + 1 - 1e8 is 0, 1 - 1e8 + 1e8 is 1), so

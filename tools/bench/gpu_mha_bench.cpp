@@ -10,13 +10,15 @@
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
 //                [--autotune[=forward|backward]] [--deterministic] [--stage-o=0|1]
 //                [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] [--convert-dq=0|1]
-//                [B,H,S,D ...]
+//                [--dq-mma-tiles=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not (AttentionConfig::bwdWgmma).
 // --dq-tile=0|1: the backward adds dQ a tile at a time or an element at a time
 // (AttentionConfig::bwdDqTile).
 // --convert-dq=0|1: the backward's main kernel converts dQ to f16 itself (the last key block
 // to add into a query block's rows) or the postprocess does (AttentionConfig::bwdConvertDq).
+// --dq-mma-tiles=0|1: the dQ accumulator in accumulator tile order, added a gemm accumulator at
+// a time (sm_90a: 16-byte vector reductions), or the reference's (AttentionConfig::bwdDqMmaTiles).
 // --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
@@ -30,6 +32,7 @@
 #include "tl/runtime/Autotune.h"
 #include "tl/runtime/GPUKernel.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -61,6 +64,7 @@ int overlap = -1;           // --overlap=0|1: the forward's softmax overlapping 
 int bwdWgmma = -1;          // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not
 int dqTile = -1;            // --dq-tile=0|1: dQ added a tile at a time or not
 int convertDq = -1;         // --convert-dq=0|1: the main kernel converts dQ or the postprocess
+int dqMmaTiles = -1;        // --dq-mma-tiles=0|1: dQ in accumulator tile order or the reference's
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -179,7 +183,8 @@ std::string backwardText(const mha::AttentionConfig &c) {
   return std::string(c.bwdStaged ? "staged " : "") + std::to_string(c.bwdBlockM) + "x" +
          std::to_string(c.bwdBlockN) + "/" + std::to_string(c.bwdThreads) + "/s" +
          std::to_string(c.bwdStages) + (c.bwdStaged && c.bwdWgmma ? " wgmma" : "") +
-         (c.bwdDqTile ? " dq-tile" : "") + (c.bwdConvertDq ? " convert-dq" : "");
+         (c.bwdDqTile ? " dq-tile" : "") + (c.bwdConvertDq ? " convert-dq" : "") +
+         (c.bwdDqMmaTiles && !c.bwdDqTile ? " dq-mma-tiles" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time
@@ -252,6 +257,8 @@ void run(const Shape &s, bool causal) {
     c.bwdDqTile = dqTile == 1;
   if (convertDq >= 0)
     c.bwdConvertDq = convertDq == 1;
+  if (dqMmaTiles >= 0)
+    c.bwdDqMmaTiles = dqMmaTiles == 1;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::preprocessKernel(s.B, s.H, s.S, s.D, c)); // zeroes dQ, or not
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
@@ -311,24 +318,14 @@ int main(int argc, char **argv) {
       deterministic = true;
       continue;
     }
-    if (arg == "--stage-o=0" || arg == "--stage-o=1") {
-      stageO = arg.back() - '0';
-      continue;
-    }
-    if (arg == "--overlap=0" || arg == "--overlap=1") {
-      overlap = arg.back() - '0';
-      continue;
-    }
-    if (arg == "--dq-tile=0" || arg == "--dq-tile=1") {
-      dqTile = arg.back() - '0';
-      continue;
-    }
-    if (arg == "--convert-dq=0" || arg == "--convert-dq=1") {
-      convertDq = arg.back() - '0';
-      continue;
-    }
-    if (arg == "--bwd-wgmma=0" || arg == "--bwd-wgmma=1") {
-      bwdWgmma = arg.back() - '0';
+    const std::pair<std::string, int *> switches[] = {
+        {"--stage-o", &stageO},     {"--overlap", &overlap},       {"--dq-tile", &dqTile},
+        {"--convert-dq", &convertDq}, {"--bwd-wgmma", &bwdWgmma}, {"--dq-mma-tiles", &dqMmaTiles}};
+    auto flag = std::find_if(std::begin(switches), std::end(switches), [&](const auto &s) {
+      return arg == s.first + "=0" || arg == s.first + "=1";
+    });
+    if (flag != std::end(switches)) {
+      *flag->second = arg.back() - '0';
       continue;
     }
     if ((arg == "--fwd" || arg == "--bwd" || arg == "--bwd-staged") && i + 1 < argc) {
@@ -344,7 +341,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
                            "[--autotune[=forward|backward]] [--deterministic] "
                            "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] "
-                           "[--convert-dq=0|1] [B,H,S,D ...]\n");
+                           "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

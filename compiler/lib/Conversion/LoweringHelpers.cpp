@@ -226,6 +226,23 @@ Value insideBuffer(OpBuilder &b, Location loc, Value buffer, ValueRange indices)
   return inside;
 }
 
+bool isMmaTileOrder(IndexMapLayoutAttr layout, unsigned rowDim, unsigned colDim) {
+  AffineMap map = layout.getMap();
+  unsigned rank = map.getNumDims();
+  if (rowDim >= rank || colDim >= rank || rowDim == colDim || map.getNumSymbols() != 0)
+    return false;
+  MLIRContext *context = map.getContext();
+  AffineExpr l = getAffineDimExpr(rowDim, context), d = getAffineDimExpr(colDim, context);
+  SmallVector<AffineExpr> results;
+  for (unsigned i = 0; i < rank; ++i)
+    results.push_back(i == rowDim   ? l.floorDiv(16)
+                      : i == colDim ? d.floorDiv(8)
+                                    : getAffineDimExpr(i, context));
+  results.push_back((l % 8) * 16 + (d % 8).floorDiv(2) * 4 + (l % 16).floorDiv(8) * 2 + d % 2);
+  AffineMap tileOrder = AffineMap::get(rank, 0, results, context);
+  return simplifyAffineMap(map) == simplifyAffineMap(tileOrder);
+}
+
 Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange indices) {
   Value linear = arith::ConstantIndexOp::create(b, loc, 0);
   for (auto [d, i] : llvm::enumerate(indices)) {

@@ -79,6 +79,14 @@ mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc, ReduceKind 
 mlir::Value insideBuffer(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
                          mlir::ValueRange indices);
 
+/// Whether `layout` is the eDSL's make_mma_tile_layout(rank, rowDim, colDim):
+/// [.., l, .., d, ..] -> [.., l floordiv 16, .., d floordiv 8, .., 16 * (l mod
+/// 8) + 4 * ((d mod 8) floordiv 2) + 2 * ((l mod 16) floordiv 8) + d mod 2],
+/// the order of an m16n8 accumulator tile's elements by thread (lane 4 * (l
+/// mod 8) + (d mod 8) / 2) and slot, so that one thread's four elements of a
+/// tile lie in 16 consecutive bytes.
+bool isMmaTileOrder(IndexMapLayoutAttr layout, unsigned rowDim, unsigned colDim);
+
 /// The row-major position of `indices` in a buffer of static `shape`.
 mlir::Value linearIndex(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
                         mlir::ValueRange indices);

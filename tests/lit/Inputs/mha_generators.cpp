@@ -30,3 +30,15 @@ TLC_GENERATOR(flash_bwd_staged,
                                    a["causal"] != 0, a["block_M"], a["block_N"], a["threads"],
                                    a["num_stages"]);
 }
+
+// The backward main kernel sm_90a's tunedConfig ships for a shape, with the
+// dQ accumulator in accumulator tile order or the reference's.
+TLC_GENERATOR(flash_bwd_tuned,
+              ({{"batch", 4}, {"heads", 16}, {"seq_len", 4096}, {"dim", 128}, {"causal", 0},
+                {"mma_tile_dq", 1}}))
+(const tl::dsl::GeneratorArgs &a) {
+  mha::AttentionConfig config = mha::tunedConfig(a["dim"], a["causal"] != 0, a["seq_len"]);
+  config.bwdDqMmaTiles = a["mma_tile_dq"] != 0;
+  return mha::backwardKernel(a["batch"], a["heads"], a["seq_len"], a["dim"], a["causal"] != 0,
+                             config);
+}

@@ -436,10 +436,23 @@ private:
 
   LogicalResult lowerCopy(CopyOp op);
 
-  /// tl.atomic_add_tile: by TMA where planned (lowerTmaReduce), else every
-  /// element by an atomic add: a fragment's by the threads that own them, a
-  /// shared tile's spread over the threads after a barrier.
+  /// tl.atomic_add_tile: by TMA where planned (lowerTmaReduce), by one vector
+  /// reduction per accumulator tile where mmaTileAdds, else every element by
+  /// an atomic add: a fragment's by the threads that own them, a shared
+  /// tile's spread over the threads after a barrier.
   LogicalResult lowerAtomicAddTile(AtomicAddTileOp op);
+
+  /// The add of an f32 Mma (or wgmma) accumulator into a global f32 tensor
+  /// laid out in accumulator tile order (isMmaTileOrder: each m16n8 tile's
+  /// four elements of a thread at 16 consecutive bytes) can go as one
+  /// red.global.add.v4.f32 per tile and thread: the target has vector
+  /// reductions (sm_90, sm_90a), and the region's offsets keep every tile
+  /// whole (row offset a multiple of 16, column offset of 8) and wholly
+  /// inside the tensor or wholly past its end (extents multiples of 16 and 8).
+  bool mmaTileAdds(AtomicAddTileOp op);
+  /// The adds of mmaTileAdds: a quarter of the element adds' instructions,
+  /// each warp's covering one 512-byte tile.
+  void addMmaTiles(AtomicAddTileOp op);
 
   LogicalResult lowerGemm(GemmOp op);
 

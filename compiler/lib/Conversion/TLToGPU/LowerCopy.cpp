@@ -334,6 +334,11 @@ LogicalResult KernelLowering::lowerAtomicAddTile(AtomicAddTileOp op) {
   if (isFragment(src)) {
     if (failed(checkWholeFragment(op, "adds", src, op.getSrcOffsets(), op.getSrcSizes())))
       return failure();
+    if (mmaTileAdds(op)) {
+      addMmaTiles(op);
+      rewriter.eraseOp(op);
+      return success();
+    }
     ArrayRef<int64_t> shape = cast<MemRefType>(src.getType()).getShape();
     const FragmentLayout &layout = fragments.find(src)->second.layout;
     // A replicated row vector is added by one of its holders only.
@@ -363,6 +368,68 @@ LogicalResult KernelLowering::lowerAtomicAddTile(AtomicAddTileOp op) {
   forSpread(loc, extents, addElement);
   rewriter.eraseOp(op);
   return success();
+}
+
+bool KernelLowering::mmaTileAdds(AtomicAddTileOp op) {
+  Value src = op.getSrc(), dst = op.getDst();
+  auto layout = layouts.find(dst);
+  if ((limits.target != "sm_90" && limits.target != "sm_90a") || layout == layouts.end() ||
+      !isGlobal(dst) || fragments.find(src)->second.layout.kind != FragmentLayout::Kind::Mma)
+    return false;
+  auto srcType = cast<MemRefType>(src.getType()), dstType = cast<MemRefType>(dst.getType());
+  if (srcType.getRank() != 2 || !srcType.getElementType().isF32() ||
+      !dstType.getElementType().isF32())
+    return false;
+  SmallVector<unsigned> spanned; // the region's dimensions along the fragment's rows, columns
+  for (auto [d, size] : llvm::enumerate(op.getDstSizes()))
+    if (size != 1)
+      spanned.push_back(d);
+  if (spanned.size() != 2 || op.getDstSizes()[spanned[0]] != srcType.getDimSize(0) ||
+      op.getDstSizes()[spanned[1]] != srcType.getDimSize(1))
+    return false;
+  auto [rowDim, colDim] = std::pair(spanned[0], spanned[1]);
+  return isMmaTileOrder(layout->second, rowDim, colDim) &&
+         knownDivisor(op.getDstOffsets()[rowDim]) % 16 == 0 &&
+         knownDivisor(op.getDstOffsets()[colDim]) % 8 == 0 &&
+         dstType.getDimSize(rowDim) % 16 == 0 && dstType.getDimSize(colDim) % 8 == 0;
+}
+
+void KernelLowering::addMmaTiles(AtomicAddTileOp op) {
+  Location loc = op.getLoc();
+  Value dst = op.getDst();
+  const Fragment &f = fragments.find(op.getSrc())->second;
+  ArrayRef<int64_t> physicalShape = layouts.find(dst)->second.getPhysicalShape();
+  auto [rowBase, colBase] = mmaBases(loc, f.layout);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, dst);
+  auto quad = VectorType::get({4}, rewriter.getF32Type());
+  // Slots 4t .. 4t + 3 are tile t's (r, c), (r, c + 1), (r + 8, c), (r + 8,
+  // c + 1): in tile order, 16 consecutive bytes from (r, c)'s.
+  for (int64_t slot = 0; slot < f.layout.count(); slot += 4) {
+    auto [row, col] = mmaSlotOffset(f.layout, slot);
+    SmallVector<Value> at =
+        regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),
+                      ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
+    Value values = vector::LoadOp::create(rewriter, loc, quad, f.storage,
+                                          ValueRange{index(rewriter, loc, slot)});
+    scf::IfOp::create(
+        rewriter, loc, insideBuffer(rewriter, loc, dst, at), [&](OpBuilder &b, Location loc) {
+          ElementRef ref = resolveElement(b, loc, layouts, dst, at);
+          Value offset = arith::MulIOp::create(b, loc, linearIndex(b, loc, physicalShape, ref.indices),
+                                               index(b, loc, 4));
+          Value address = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
+                                                   globalPointer(b, loc, base, offset));
+          SmallVector<Value> operands = {address};
+          for (int64_t e = 0; e < 4; ++e)
+            operands.push_back(vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{e}));
+          LLVM::InlineAsmOp::create(
+              b, loc, TypeRange{}, operands, "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};",
+              "l,f,f,f,f,~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
+              LLVM::TailCallKind::None,
+              LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+              /*operand_attrs=*/ArrayAttr());
+          scf::YieldOp::create(b, loc);
+        });
+  }
 }
 
 } // namespace tl::gpu_lowering

@@ -119,9 +119,11 @@ llvm::TargetMachine *nvptxMachine(const std::string &arch) {
   // softmax's scale-and-subtract becomes one instruction per element.
   llvm::TargetOptions options;
   options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  // sm_90a needs PTX 8.0; sm_80 is happy with it too.
-  return target->createTargetMachine(triple, arch, "+ptx80", options, std::nullopt, std::nullopt,
-                                     llvm::CodeGenOptLevel::Aggressive);
+  // sm_90a needs PTX 8.0, and vector reductions (red.global.add.v4.f32, an
+  // accumulator tile's atomic add) 8.1; sm_80 stays on 8.0.
+  const bool hopper = arch == "sm_90" || arch == "sm_90a";
+  return target->createTargetMachine(triple, arch, hopper ? "+ptx81" : "+ptx80", options,
+                                     std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive);
 }
 
 /// LLVM's O3 pipeline for NVPTX (as MLIR's makeOptimizingTransformer builds

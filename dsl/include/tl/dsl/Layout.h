@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <source_location>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -70,6 +71,12 @@ public:
       return Layout(Kind::IndexMap, 6, map(d[0], d[1], d[2], d[3], d[4], d[5]));
   }
 
+  /// An index map over `numDims` logical indices (IndexExpr::dim(0) ..) with
+  /// these physical indices: for a rank known only at run time.
+  static Layout indexMap(unsigned numDims, std::vector<IndexExpr> results) {
+    return Layout(Kind::IndexMap, numDims, std::move(results));
+  }
+
 private:
   Layout(Kind kind, unsigned numDims, std::vector<IndexExpr> results)
       : kind_(kind), numDims_(numDims), results_(std::move(results)) {}
@@ -80,5 +87,20 @@ private:
 
 /// A swizzled layout for a shared tile (tilelang.layout.make_swizzled_layout).
 inline Layout make_swizzled_layout() { return Layout::swizzled(); }
+
+/// Not TileLang's: the layout of a global f32 tensor that gemm accumulators
+/// are added into (`atomic_add(region, fragment)`, the backward's dQ),
+/// dimension `row_dim` along the fragment's rows and `col_dim` along its
+/// columns. Each 16 x 8 tile is stored as the accumulator holds it, thread
+/// by thread, four elements each: [.., l, .., d, ..] -> [.., l / 16, ..,
+/// d / 8, .., 16 * (l % 8) + 4 * ((d % 8) / 2) + 2 * ((l % 16) / 8) + d % 2].
+/// On sm_90 and sm_90a such an add is one 16-byte vector reduction per tile
+/// and thread, a quarter of the element adds' instructions, where the
+/// tensor's extents along row_dim and col_dim are multiples of 16 and 8 and
+/// the region starts on a tile; elsewhere (other targets, the CPU, element
+/// accesses) it is an index map like any other. An invalid rank (1-6) or
+/// dimension pair is an error at the caller's line.
+Layout make_mma_tile_layout(unsigned rank, unsigned row_dim, unsigned col_dim,
+                            std::source_location loc = std::source_location::current());
 
 } // namespace tl::dsl
