@@ -63,6 +63,13 @@
 #             peers; the tile atomic_add's op test and MHA test under memcheck,
 #             racecheck and synccheck (DQ_TILE_SHAPES="B,H,S,D ..." replaces the
 #             shapes)                     -> dq-tile.jsonl, sanitize-dq-tile.log
+#   dq-mma-tiles  tl-bench-gpu with the dQ accumulator in accumulator tile order (16-byte
+#             vector reductions) and in the reference's order (--dq-mma-tiles=1|0, twice
+#             each, alternating), then the peers; the same once each with --deterministic;
+#             the op test and the MHA test under memcheck, racecheck and synccheck
+#             (DQ_MMA_TILES_SHAPES="B,H,S,D ..." replaces the shapes)
+#                     -> dq-mma-tiles.jsonl, dq-mma-tiles-deterministic.jsonl,
+#                        sanitize-dq-mma-tiles.log
 #   table     tl-bench-gpu twice and the peers on the README's speed table's shapes
 #             (TABLE_SHAPES="B,H,S,D ..." replaces them)            -> table.jsonl
 #   convert-dq  tl-bench-gpu with the backward's main kernel converting dQ itself
@@ -180,6 +187,15 @@ for part in "$@"; do
       ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/table.jsonl"
     done
     peer sdpa_peer.py "$out/table.jsonl" "${args[@]}" ;;
+  dq-mma-tiles)
+    args=(${DQ_MMA_TILES_SHAPES:-8,32,256,64 4,32,4096,64 4,16,4096,128 4,16,4096,256})
+    VALUES="1 0 1 0" alternating dq-mma-tiles "$out/dq-mma-tiles.jsonl" "${args[@]}"
+    for value in 1 0; do
+      ./bin/tl-bench-gpu --deterministic --dq-mma-tiles=$value "${args[@]}" 2>&1 |
+        tee -a "$out/dq-mma-tiles-deterministic.jsonl"
+    done
+    sanitized "$out/sanitize-dq-mma-tiles.log" \
+      "atomic_add of a gemm accumulator*,MHA backward with dQ in accumulator tile order*" ;;
   convert-dq)
     args=(${CONVERT_DQ_SHAPES:-8,32,256,64 16,32,1024,64 4,32,4096,64 16,16,1024,128
       4,16,4096,128 4,16,4096,256})

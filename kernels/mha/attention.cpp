@@ -106,6 +106,12 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // program on wgmma stays (the staged one on wgmma is within 5% of it
     // either way, in noise as large: two runs of one kernel differed by 6%).
     c.bwdWgmma = c.bwdStaged && dim != 64;
+    // dQ in accumulator tile order: a block's dQ rows as one 16-byte vector
+    // reduction per 16x8 tile and thread instead of four element atomics
+    // (make_mma_tile_layout; ncu on the D = 128 backward: the element
+    // atomics were 13% of the stall samples, 80% of those waiting for the
+    // memory pipeline's queue, which also held up the next tiles' cp.async).
+    c.bwdDqMmaTiles = true;
   }
   return c;
 }

@@ -41,7 +41,7 @@ Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int
     });
     reduce_sum(acc, delta, 1);
     copy(delta, Delta(bz, bx, slice(by * blk, blk)));
-    if (zero_dq) { // whole 8-row groups, so make_dq_layout's order or not alike
+    if (zero_dq) { // every row of every head: any order of dQ's elements alike
       Buffer zeros = alloc_fragment({blk, dim}, accum_dtype);
       clear(zeros);
       copy(zeros, dQ(bz, slice(by * blk, blk), bx, all));

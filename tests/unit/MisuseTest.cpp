@@ -417,6 +417,24 @@ TEST_CASE("use_swizzle on a 1-D grid, or with a panel of 0", "[misuse]") {
   }, line, "use_swizzle's panel_size must be at least 1, got 0", kFile);
 }
 
+TEST_CASE("make_mma_tile_layout with a bad rank or dimensions", "[misuse]") {
+  int line = 0;
+  expectError([&] {
+    line = __LINE__; (void)make_mma_tile_layout(4, 1, 1);
+  }, line, "make_mma_tile_layout: rank 4 with row_dim 1 and col_dim 1", kFile);
+  expectError([&] {
+    line = __LINE__; (void)make_mma_tile_layout(2, 0, 2);
+  }, line, "needs rank 2-6 and two different dimensions below it", kFile);
+  // A tensor whose rows are not whole 16-row tiles: the map reaches past it.
+  expectError([&] {
+    Program p("t");
+    Buffer acc = p.tensor("acc", {40, 64}, f32);
+    p.kernel({1}, 128, [&](Expr) {
+      line = __LINE__; annotate_layout(acc, make_mma_tile_layout(2, 0, 1));
+    });
+  }, line, "(3072 elements) but the buffer holds 2560", kFile);
+}
+
 TEST_CASE("use_producer_warpgroup outside a kernel", "[misuse]") {
   int line = 0;
   expectError([&] {

@@ -319,7 +319,7 @@ int main(int argc, char **argv) {
       continue;
     }
     const std::pair<std::string, int *> switches[] = {
-        {"--stage-o", &stageO},     {"--overlap", &overlap},       {"--dq-tile", &dqTile},
+        {"--stage-o", &stageO},       {"--overlap", &overlap},    {"--dq-tile", &dqTile},
         {"--convert-dq", &convertDq}, {"--bwd-wgmma", &bwdWgmma}, {"--dq-mma-tiles", &dqMmaTiles}};
     auto flag = std::find_if(std::begin(switches), std::end(switches), [&](const auto &s) {
       return arg == s.first + "=0" || arg == s.first + "=1";

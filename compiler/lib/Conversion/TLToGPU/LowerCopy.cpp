@@ -10,6 +10,18 @@
 #include "KernelLowering.h"
 
 namespace tl::gpu_lowering {
+namespace {
+
+/// The dimensions of a region whose extent is not 1, in order.
+SmallVector<unsigned> spannedDims(ArrayRef<int64_t> sizes) {
+  SmallVector<unsigned> spanned;
+  for (auto [d, size] : llvm::enumerate(sizes))
+    if (size != 1)
+      spanned.push_back(d);
+  return spanned;
+}
+
+} // namespace
 
 LogicalResult KernelLowering::lowerFill(FillOp op) {
   Location loc = op.getLoc();
@@ -380,10 +392,7 @@ bool KernelLowering::mmaTileAdds(AtomicAddTileOp op) {
   if (srcType.getRank() != 2 || !srcType.getElementType().isF32() ||
       !dstType.getElementType().isF32())
     return false;
-  SmallVector<unsigned> spanned; // the region's dimensions along the fragment's rows, columns
-  for (auto [d, size] : llvm::enumerate(op.getDstSizes()))
-    if (size != 1)
-      spanned.push_back(d);
+  SmallVector<unsigned> spanned = spannedDims(op.getDstSizes()); // along the rows, the columns
   if (spanned.size() != 2 || op.getDstSizes()[spanned[0]] != srcType.getDimSize(0) ||
       op.getDstSizes()[spanned[1]] != srcType.getDimSize(1))
     return false;
@@ -399,26 +408,42 @@ void KernelLowering::addMmaTiles(AtomicAddTileOp op) {
   Value dst = op.getDst();
   const Fragment &f = fragments.find(op.getSrc())->second;
   ArrayRef<int64_t> physicalShape = layouts.find(dst)->second.getPhysicalShape();
+  SmallVector<int64_t> strides(physicalShape.size(), 1); // of the physical array, in elements
+  for (int d = static_cast<int>(strides.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * physicalShape[d + 1];
+  SmallVector<unsigned> spanned = spannedDims(op.getDstSizes()); // along the rows, the columns
+  const unsigned rowDim = spanned[0], colDim = spanned[1];
   auto [rowBase, colBase] = mmaBases(loc, f.layout);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, dst);
+  auto indicesAt = [&](int64_t slot) {
+    auto [row, col] = mmaSlotOffset(f.layout, slot);
+    return regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),
+                         ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
+  };
+  // The thread's first tile's address; each other tile's lies a constant
+  // away: its row and column tile offsets (multiples of 16 and 8) move only
+  // the layout's l / 16 and d / 8 indices, not the position within a tile.
+  ElementRef first = resolveElement(rewriter, loc, layouts, dst, indicesAt(0));
+  Value offset =
+      arith::MulIOp::create(rewriter, loc, linearIndex(rewriter, loc, physicalShape, first.indices),
+                            index(rewriter, loc, 4));
+  Value firstTile = globalPointer(
+      rewriter, loc, memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, dst), offset);
+  auto [firstRow, firstCol] = mmaSlotOffset(f.layout, 0);
   auto quad = VectorType::get({4}, rewriter.getF32Type());
   // Slots 4t .. 4t + 3 are tile t's (r, c), (r, c + 1), (r + 8, c), (r + 8,
   // c + 1): in tile order, 16 consecutive bytes from (r, c)'s.
   for (int64_t slot = 0; slot < f.layout.count(); slot += 4) {
     auto [row, col] = mmaSlotOffset(f.layout, slot);
-    SmallVector<Value> at =
-        regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),
-                      ValueRange{add(loc, rowBase, row), add(loc, colBase, col)});
+    int64_t elements =
+        (row - firstRow) / 16 * strides[rowDim] + (col - firstCol) / 8 * strides[colDim];
     Value values = vector::LoadOp::create(rewriter, loc, quad, f.storage,
                                           ValueRange{index(rewriter, loc, slot)});
     scf::IfOp::create(
-        rewriter, loc, insideBuffer(rewriter, loc, dst, at), [&](OpBuilder &b, Location loc) {
-          ElementRef ref = resolveElement(b, loc, layouts, dst, at);
-          Value offset = arith::MulIOp::create(b, loc, linearIndex(b, loc, physicalShape, ref.indices),
-                                               index(b, loc, 4));
-          Value address = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
-                                                   globalPointer(b, loc, base, offset));
-          SmallVector<Value> operands = {address};
+        rewriter, loc, insideBuffer(rewriter, loc, dst, indicesAt(slot)),
+        [&](OpBuilder &b, Location loc) {
+          Value tile = LLVM::GEPOp::create(b, loc, firstTile.getType(), b.getF32Type(), firstTile,
+                                           ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(elements)});
+          SmallVector<Value> operands = {LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), tile)};
           for (int64_t e = 0; e < 4; ++e)
             operands.push_back(vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{e}));
           LLVM::InlineAsmOp::create(
