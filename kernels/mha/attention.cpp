@@ -34,8 +34,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // D=256 (1.4-1.6x), in FlashAttention-3's loop order where that is faster
   // (below). The backward
   // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's
-  // arrangement) with 8 warps and the largest key blocks that fit, except D=64 on sm_90a, where the
-  // reference's program on wgmma is faster up to S = 4096 and causal (1.0-1.3x). Targets with less
+  // arrangement) with 8 warps and the largest key blocks that fit, except D=64 on sm_90a in short
+  // launches, where the reference's program on wgmma is faster (below). Targets with less
   // shared memory a block than the H200's 227 KiB take the next configuration that fits (163 KiB:
   // sm_80; 99 KiB: sm_86, sm_89), chosen to fit, not measured; tests/unit/TunedConfigTest.cpp
   // checks every answer against its target.
@@ -58,7 +58,9 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     c.bwdBlockM = 128, c.bwdBlockN = 128;
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
-    if (hopper && (causal || seqLen <= 4096))
+    // sm_90a: the staged one on wgmma (below) from S = 1024, causal from 2048;
+    // shorter launches the reference's program on wgmma.
+    if (hopper && seqLen < (causal ? 2048 : 1024))
       c.bwdStaged = false, c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
   } else if (dim == 128) {
     c.fwdBlockM = 128, c.fwdBlockN = 32;
@@ -99,19 +101,16 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
       c.fwdBlockN = 128;
     if (dim == 128)
       c.fwdBlockN = 96;
-    // The staged backward's gemms on wgmma at D=128 and 256 (two warpgroups,
+    // The staged backward's gemms on wgmma (two warpgroups; at D=128 and 256
     // dQ's columns split between them): 1.19-1.28x the mma.sync one at
-    // S = 1024 and 4096, causal and not (tl-bench-gpu --bwd-wgmma=0|1,
-    // results/2026-12-02-h200-backward-wgmma.md). At D=64 the reference's
-    // program on wgmma stays (the staged one on wgmma is within 5% of it
-    // either way, in noise as large: two runs of one kernel differed by 6%).
-    c.bwdWgmma = c.bwdStaged && dim != 64;
-    // dQ in accumulator tile order: a block's dQ rows as one 16-byte vector
-    // reduction per 16x8 tile and thread instead of four element atomics
-    // (make_mma_tile_layout; ncu on the D = 128 backward: the element
-    // atomics were 13% of the stall samples, 80% of those waiting for the
-    // memory pipeline's queue, which also held up the next tiles' cp.async).
-    c.bwdDqMmaTiles = true;
+    // S = 1024 and 4096, causal and not, at D=128 and 256 (tl-bench-gpu
+    // --bwd-wgmma=0|1, results/2026-12-02-h200-backward-wgmma.md). At D=64
+    // tl-bench-gpu --autotune=backward chose it, on 128x128 blocks, over the
+    // reference's program at S = 1024 (4%, not causal), 4096 (18%; causal 5%)
+    // and 16384 (17-18% over the staged one on mma.sync); the reference's
+    // program stays faster at causal S = 1024 (7%) and at the reference's
+    // S = 256 (6-8%) (results/2026-12-03-h200-session19.md).
+    c.bwdWgmma = c.bwdStaged;
   }
   return c;
 }

@@ -180,13 +180,15 @@ TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_sta
 TEST_CASE("MHA backward staged with its gemms on wgmma (bwdWgmma)", "[mha][small]") {
   // On sm_90a every gemm of the staged backward takes wgmma: at D = 128 and
   // 256 its dQ accumulator (64 query rows) is split by columns between the
-  // two warpgroups (FragmentLayout.h). Elsewhere (sm_80, the CPU) the same
+  // two warpgroups (FragmentLayout.h); D = 64's 128x128 blocks (tunedConfig's
+  // from S = 1024) split its 128 rows. Elsewhere (sm_80, the CPU) the same
   // program on mma.sync or loops. Causal and not, ragged, deterministic.
   struct Case {
     int dim, blockM, blockN, threads, seq;
   };
   for (Case c :
-       {Case{64, 64, 64, 128, 200}, Case{128, 128, 64, 256, 200}, Case{256, 64, 64, 256, 100}}) {
+       {Case{64, 64, 64, 128, 200}, Case{64, 128, 128, 256, 200}, Case{128, 128, 64, 256, 200},
+        Case{256, 64, 64, 256, 100}}) {
     mha::AttentionConfig config;
     config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = c.threads;
     config.bwdStages = 1, config.bwdStaged = true, config.bwdWgmma = true;

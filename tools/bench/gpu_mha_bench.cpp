@@ -164,7 +164,8 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
     return {bwd(128, 128, 256, 1),          bwd(128, 64, 256, 1),
             bwd(128, 64, 256, 2),           bwd(64, 64, 128, 2),
             bwd(64, 32, 128, 1, false),     bwd(64, 64, 128, 1, false),
-            bwdWgmmaStaged(64, 64, 128, 1), bwdWgmmaStaged(64, 64, 128, 2)};
+            bwdWgmmaStaged(64, 64, 128, 1), bwdWgmmaStaged(64, 64, 128, 2),
+            bwdWgmmaStaged(128, 128, 256, 1), bwdWgmmaStaged(128, 64, 256, 1)};
   if (D == 128)
     return {bwd(128, 64, 256, 2),  bwd(128, 64, 256, 1),       bwd(64, 64, 128, 2),
             bwd(128, 128, 256, 1), bwd(64, 32, 128, 1, false), bwdWgmmaStaged(128, 64, 256, 1)};
