@@ -9,6 +9,7 @@
 #include "Backend.h"
 
 #include <cstring>
+#include <functional>
 
 using tl::runtime::HostTensor;
 namespace mha = tl::kernels::mha;
@@ -186,9 +187,8 @@ TEST_CASE("MHA backward staged with its gemms on wgmma (bwdWgmma)", "[mha][small
   struct Case {
     int dim, blockM, blockN, threads, seq;
   };
-  for (Case c :
-       {Case{64, 64, 64, 128, 200}, Case{64, 128, 128, 256, 200}, Case{128, 128, 64, 256, 200},
-        Case{256, 64, 64, 256, 100}}) {
+  for (Case c : {Case{64, 64, 64, 128, 200}, Case{64, 128, 128, 256, 200},
+                 Case{128, 128, 64, 256, 200}, Case{256, 64, 64, 256, 100}}) {
     mha::AttentionConfig config;
     config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = c.threads;
     config.bwdStages = 1, config.bwdStaged = true, config.bwdWgmma = true;
@@ -201,13 +201,15 @@ TEST_CASE("MHA backward staged with its gemms on wgmma (bwdWgmma)", "[mha][small
   }
 }
 
-TEST_CASE("MHA backward adding dQ a tile at a time (bwdDqTile)", "[mha][small]") {
-  // A block's dQ rows go to a shared f32 tile and into dQ as one
-  // T.atomic_add on a region: on sm_90a TMA reduce-add boxes (the staged
-  // backward on wgmma at D = 128, the reference's program at D = 64), else
-  // an atomic add per element. Causal and not, ragged (rows past seq_len
-  // add into dQ's padding rows or past its end, where nothing lands), several
-  // key blocks a query block, deterministic.
+namespace {
+
+/// The backward with a way of adding dQ (`variant` sets it) in both
+/// programs: the reference's on wgmma at D = 64, the staged one on wgmma at
+/// D = 128 and on mma.sync at D = 64 with query blocks half the key blocks.
+/// Causal and not, ragged (rows past seq_len add into dQ's padding rows or
+/// past its end, where nothing lands), several key blocks a query block,
+/// deterministic.
+void checkDqVariant(const std::function<void(mha::AttentionConfig &)> &variant) {
   struct Case {
     bool staged, wgmma;
     int dim, blockM, blockN, threads, seq;
@@ -217,7 +219,7 @@ TEST_CASE("MHA backward adding dQ a tile at a time (bwdDqTile)", "[mha][small]")
     mha::AttentionConfig config;
     config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = c.threads;
     config.bwdStages = 1, config.bwdStaged = c.staged, config.bwdWgmma = c.wgmma;
-    config.bwdDqTile = true;
+    variant(config);
     for (bool causal : {false, true}) {
       checkMHA(1, 2, 256, c.dim, causal, config);
       checkMHA(2, 1, c.seq, c.dim, causal, config); // ragged
@@ -228,34 +230,30 @@ TEST_CASE("MHA backward adding dQ a tile at a time (bwdDqTile)", "[mha][small]")
   }
 }
 
+} // namespace
+
+TEST_CASE("MHA backward adding dQ a tile at a time (bwdDqTile)", "[mha][small]") {
+  // A block's dQ rows go to a shared f32 tile and into dQ as one
+  // T.atomic_add on a region: on sm_90a TMA reduce-add boxes, else an
+  // atomic add per element.
+  checkDqVariant([](mha::AttentionConfig &config) { config.bwdDqTile = true; });
+}
+
 TEST_CASE("MHA backward with dQ in accumulator tile order (bwdDqMmaTiles)", "[mha][small]") {
   // dQ laid out by make_mma_tile_layout and each block's rows added as one
   // atomic_add of the dQ gemm's accumulator: on sm_90a 16-byte vector
-  // reductions (the staged backward on wgmma at D = 128 with dQ's columns
-  // split between two warpgroups, the reference's program on wgmma at D =
-  // 64), elsewhere an atomic add per element. Causal and not, ragged (rows
-  // past seq_len add zeros into dQ's padding rows), several key blocks a
-  // query block, deterministic, the postprocess reading the same order, and
-  // with the main kernel converting dQ.
-  struct Case {
-    bool staged, wgmma;
-    int dim, blockM, blockN, threads, seq;
-  };
-  for (Case c : {Case{false, false, 64, 64, 64, 128, 200}, Case{true, true, 128, 128, 64, 256, 200},
-                 Case{true, false, 64, 64, 32, 128, 100}}) {
-    mha::AttentionConfig config;
-    config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = c.threads;
-    config.bwdStages = 1, config.bwdStaged = c.staged, config.bwdWgmma = c.wgmma;
-    config.bwdDqMmaTiles = true;
-    for (bool causal : {false, true}) {
-      checkMHA(1, 2, 256, c.dim, causal, config);
-      checkMHA(2, 1, c.seq, c.dim, causal, config); // ragged
-    }
-    config.deterministic = true;
-    checkMHA(1, 2, c.seq, c.dim, true, config);
-    config.bwdConvertDq = true;
-    checkMHA(1, 2, c.seq, c.dim, false, config);
-  }
+  // reductions (at D = 128 with dQ's columns split between two warpgroups),
+  // elsewhere an atomic add per element; the postprocess reads the same
+  // order. Rows past seq_len add zeros into dQ's padding rows. And with the
+  // main kernel converting dQ, which reads the rows through the layout.
+  checkDqVariant([](mha::AttentionConfig &config) { config.bwdDqMmaTiles = true; });
+  mha::AttentionConfig config;
+  config.bwdBlockM = 128, config.bwdBlockN = 64, config.bwdThreads = 256, config.bwdStages = 1;
+  config.bwdStaged = true, config.bwdWgmma = true, config.bwdDqMmaTiles = true;
+  config.bwdConvertDq = true;
+  checkMHA(1, 2, 200, 128, false, config);
+  config.deterministic = true;
+  checkMHA(1, 2, 200, 128, true, config);
 }
 
 TEST_CASE("MHA backward converting dQ in its main kernel (bwdConvertDq)", "[mha][small]") {
