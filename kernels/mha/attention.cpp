@@ -58,9 +58,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     c.bwdBlockM = 128, c.bwdBlockN = 128;
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
-    // sm_90a: the staged one on wgmma (below) from S = 1024, causal from 2048;
-    // shorter launches the reference's program on wgmma.
-    if (hopper && seqLen < (causal ? 2048 : 1024))
+    // sm_90a: the staged one on wgmma (below) from S = 1024, not causal; the
+    // causal one spills there (252 bytes at S >= 2048, 340 ragged: ptxas), and
+    // short launches are faster on the reference's program on wgmma.
+    if (hopper && (causal || seqLen < 1024))
       c.bwdStaged = false, c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
   } else if (dim == 128) {
     c.fwdBlockM = 128, c.fwdBlockN = 32;
@@ -109,7 +110,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // reference's program at S = 1024 (4%, not causal), 4096 (18%; causal 5%)
     // and 16384 (17-18% over the staged one on mma.sync); the reference's
     // program stays faster at causal S = 1024 (7%) and at the reference's
-    // S = 256 (6-8%) (results/2026-12-03-h200-session19.md).
+    // S = 256 (6-8%) (results/2026-12-03-h200-session19.md). Causal keeps the
+    // reference's program: the staged one spills (above).
     c.bwdWgmma = c.bwdStaged;
   }
   return c;
