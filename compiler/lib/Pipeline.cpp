@@ -27,7 +27,9 @@ namespace {
 /// The options of the tl-gpu-lowering pipeline (tl-opt), as
 /// GPUPipelineOptions.
 struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions> {
-  Option<std::string> target{*this, "target", llvm::cl::desc("named in resource-limit errors"),
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("named in resource-limit errors; sm_90 and sm_90a add "
+                                            "accumulator tiles with vector reductions"),
                              llvm::cl::init("sm_90a")};
   Option<int64_t> sharedMemoryLimit{
       *this, "shared-memory-limit",

@@ -110,8 +110,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // reference's program at S = 1024 (4%, not causal), 4096 (18%; causal 5%)
     // and 16384 (17-18% over the staged one on mma.sync); the reference's
     // program stays faster at causal S = 1024 (7%) and at the reference's
-    // S = 256 (6-8%) (results/2026-12-03-h200-session19.md). Causal keeps the
-    // reference's program: the staged one spills (above).
+    // S = 256 (8-9% less time, 24% causal) (results/2026-12-03-h200-session19.md).
+    // Causal keeps the reference's program: the staged one spills (above).
     c.bwdWgmma = c.bwdStaged;
   }
   return c;

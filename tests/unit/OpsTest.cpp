@@ -316,13 +316,15 @@ TEST_CASE("atomic_add of a tile: shared and fragment sources, ragged edges, in t
 }
 
 TEST_CASE("atomic_add of a gemm accumulator into accumulator tile order", "[ops]") {
-  // 24 blocks each compute a [64, 64] gemm accumulator (wgmma on sm_90a) and
-  // add it into rows 0..63 or 64..127 of one (batch, head) of a [2, 112, 3,
-  // 64] tensor laid out by make_mma_tile_layout: every region twice (bx and
-  // bx + 12), the second row block running past row 111. On sm_90 the adds
-  // are one 16-byte vector reduction per 16x8 tile and thread. The tensor is
-  // checked at the physical positions the layout's documented formula gives.
-  const int blocks = 24, M = 64, N = 64, K = 32, B = 2, R = 112, H = 3;
+  // 24 blocks each compute a [128, 64] gemm accumulator (wgmma on sm_90a:
+  // one warpgroup, two 16-row tiles and eight 8-column tiles a thread) and
+  // add it into rows 0..127 or 128..255 of one (batch, head) of a [2, 240,
+  // 3, 64] tensor laid out by make_mma_tile_layout: every region twice (bx
+  // and bx + 12), the second row block running past row 239. On sm_90 the
+  // adds are one 16-byte vector reduction per 16x8 tile and thread. The
+  // tensor is checked at the physical positions the layout's documented
+  // formula gives.
+  const int blocks = 24, M = 128, N = 64, K = 32, B = 2, R = 240, H = 3;
   Program p("tile_order_adds");
   Buffer A = p.tensor("A", {blocks, M, K}, f16);
   Buffer W = p.tensor("W", {K, N}, f16);

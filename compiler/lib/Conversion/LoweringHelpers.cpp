@@ -226,21 +226,49 @@ Value insideBuffer(OpBuilder &b, Location loc, Value buffer, ValueRange indices)
   return inside;
 }
 
+namespace {
+
+/// The terms of a sum as written (one term for anything else), each
+/// simplified, sorted: two sums of the same terms in another order compare
+/// equal.
+SmallVector<AffineExpr> sumTerms(AffineExpr expr, unsigned numDims) {
+  SmallVector<AffineExpr> terms, pending = {expr};
+  while (!pending.empty()) {
+    AffineExpr e = pending.pop_back_val();
+    if (e.getKind() == AffineExprKind::Add) {
+      auto sum = cast<AffineBinaryOpExpr>(e);
+      pending.append({sum.getLHS(), sum.getRHS()});
+      continue;
+    }
+    terms.push_back(simplifyAffineExpr(e, numDims, 0));
+  }
+  llvm::sort(terms, [](AffineExpr a, AffineExpr b) {
+    return a.getAsOpaquePointer() < b.getAsOpaquePointer();
+  });
+  return terms;
+}
+
+} // namespace
+
 bool isMmaTileOrder(IndexMapLayoutAttr layout, unsigned rowDim, unsigned colDim) {
   AffineMap map = layout.getMap();
   unsigned rank = map.getNumDims();
-  if (rowDim >= rank || colDim >= rank || rowDim == colDim || map.getNumSymbols() != 0)
+  if (rowDim >= rank || colDim >= rank || rowDim == colDim || map.getNumSymbols() != 0 ||
+      map.getNumResults() != rank + 1)
     return false;
   MLIRContext *context = map.getContext();
   AffineExpr l = getAffineDimExpr(rowDim, context), d = getAffineDimExpr(colDim, context);
-  SmallVector<AffineExpr> results;
+  SmallVector<AffineExpr> tileOrder;
   for (unsigned i = 0; i < rank; ++i)
-    results.push_back(i == rowDim   ? l.floorDiv(16)
-                      : i == colDim ? d.floorDiv(8)
-                                    : getAffineDimExpr(i, context));
-  results.push_back((l % 8) * 16 + (d % 8).floorDiv(2) * 4 + (l % 16).floorDiv(8) * 2 + d % 2);
-  AffineMap tileOrder = AffineMap::get(rank, 0, results, context);
-  return simplifyAffineMap(map) == simplifyAffineMap(tileOrder);
+    tileOrder.push_back(i == rowDim   ? l.floorDiv(16)
+                        : i == colDim ? d.floorDiv(8)
+                                      : getAffineDimExpr(i, context));
+  tileOrder.push_back((l % 8) * 16 + (d % 8).floorDiv(2) * 4 + (l % 16).floorDiv(8) * 2 + d % 2);
+  // Result by result, as sums of the same terms in any order (AffineExpr
+  // keeps a sum's order as written).
+  return llvm::all_of(llvm::seq(0u, rank + 1), [&](unsigned r) {
+    return sumTerms(map.getResult(r), rank) == sumTerms(tileOrder[r], rank);
+  });
 }
 
 Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange indices) {

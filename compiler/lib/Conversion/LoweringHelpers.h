@@ -84,7 +84,10 @@ mlir::Value insideBuffer(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buf
 /// 8) + 4 * ((d mod 8) floordiv 2) + 2 * ((l mod 16) floordiv 8) + d mod 2],
 /// the order of an m16n8 accumulator tile's elements by thread (lane 4 * (l
 /// mod 8) + (d mod 8) / 2) and slot, so that one thread's four elements of a
-/// tile lie in 16 consecutive bytes.
+/// tile lie in 16 consecutive bytes. Results compare as sums of the same
+/// simplified terms in any order; a map of the same function spelled
+/// otherwise (factored, say) is not recognised, and its adds stay element by
+/// element.
 bool isMmaTileOrder(IndexMapLayoutAttr layout, unsigned rowDim, unsigned colDim);
 
 /// The row-major position of `indices` in a buffer of static `shape`.

@@ -199,7 +199,8 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
     Option<"sharedMemoryLimit", "shared-memory-limit", "int64_t", /*default=*/"0",
            "Dynamic shared memory a block may use, in bytes (0: no limit)">,
     Option<"targetName", "target", "std::string", /*default=*/"\"the target\"",
-           "The target named in resource-limit errors (sm_90a, ...)">,
+           "The target (sm_90a, ...): named in resource-limit errors; sm_90 and "
+           "sm_90a add accumulator tiles with vector reductions">,
     Option<"fastMath", "fast-math", "bool", /*default=*/"true",
            "Allow rewrites that may change results in the last bit: in unrolled "
            "parallel loops, divisions by one value become multiplications by "

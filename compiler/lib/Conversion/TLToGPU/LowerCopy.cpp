@@ -397,7 +397,9 @@ bool KernelLowering::mmaTileAdds(AtomicAddTileOp op) {
       op.getDstSizes()[spanned[1]] != srcType.getDimSize(1))
     return false;
   auto [rowDim, colDim] = std::pair(spanned[0], spanned[1]);
-  return isMmaTileOrder(layout->second, rowDim, colDim) &&
+  // (Tile offsets are 32-bit GEP constants.)
+  return layout->second.getPhysicalSize() <= std::numeric_limits<int32_t>::max() &&
+         isMmaTileOrder(layout->second, rowDim, colDim) &&
          knownDivisor(op.getDstOffsets()[rowDim]) % 16 == 0 &&
          knownDivisor(op.getDstOffsets()[colDim]) % 8 == 0 &&
          dstType.getDimSize(rowDim) % 16 == 0 && dstType.getDimSize(colDim) % 8 == 0;
