@@ -209,13 +209,9 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   // (from NaN when poisoned: every element must be zeroed).
   const std::vector<std::int64_t> accumulator = dqAccumulatorShape(batch, heads, seq, dim);
   HostTensor dQ(accumulator, dsl::f32);
-  if (zeroDq && fill) {
-    std::int64_t elements = 1;
-    for (std::int64_t extent : accumulator)
-      elements *= extent;
+  if (zeroDq && fill)
     dQ = HostTensor::fromFloat(accumulator, dsl::f32,
-                               std::vector<float>(static_cast<std::size_t>(elements), *fill));
-  }
+                               std::vector<float>(static_cast<std::size_t>(dQ.numel()), *fill));
   std::vector<HostTensor *> prepInputs = {&o_lse[0], &dO};
   if (zeroDq)
     prepInputs.push_back(&dQ);
