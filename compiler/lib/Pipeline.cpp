@@ -116,6 +116,7 @@ void buildGPUPipeline(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   // instruction per add or compare instead of two. (Known launch extents on
   // the gpu.func would bound more, but .maxntid moved ptxas's register
   // allocation into spills for the backward kernels.)
+  pm.nest<mlir::gpu::GPUModuleOp>().addPass(createNarrowLoopIndices());
   mlir::arith::ArithIntRangeNarrowingOptions narrowing;
   narrowing.bitwidthsSupported = {32};
   pm.nest<mlir::gpu::GPUModuleOp>().addPass(mlir::arith::createArithIntRangeNarrowing(narrowing));

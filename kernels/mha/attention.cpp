@@ -58,10 +58,9 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     c.bwdBlockM = 128, c.bwdBlockN = 128;
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
-    // sm_90a: the staged one on wgmma (below) from S = 1024, not causal; the
-    // causal one spills there (252 bytes at S >= 2048, 340 ragged: ptxas), and
+    // sm_90a: the staged one on wgmma (below) from S = 1024, causal and not;
     // short launches are faster on the reference's program on wgmma.
-    if (hopper && (causal || seqLen < 1024))
+    if (hopper && seqLen < 1024)
       c.bwdStaged = false, c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
   } else if (dim == 128) {
     c.fwdBlockM = 128, c.fwdBlockN = 32;
@@ -109,9 +108,11 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // tl-bench-gpu --autotune=backward chose it, on 128x128 blocks, over the
     // reference's program at S = 1024 (4%, not causal), 4096 (18%; causal 5%)
     // and 16384 (17-18% over the staged one on mma.sync); the reference's
-    // program stays faster at causal S = 1024 (7%) and at the reference's
-    // S = 256 (8-9% less time, 24% causal) (results/2026-12-03-h200-session19.md).
-    // Causal keeps the reference's program: the staged one spills (above).
+    // program stays faster at the reference's S = 256 (8-9% less time, 24%
+    // causal) (results/2026-12-03-h200-session19.md). Causal, once its loop
+    // counter and mask indices were 32-bit (tl-narrow-loop-indices; spills
+    // 252 -> 40 bytes), it chose the staged one too: 3.5% at S = 1024, 12%
+    // at 4096 and 16384 (results/2026-12-03-h200-session20.md).
     c.bwdWgmma = c.bwdStaged;
   }
   return c;

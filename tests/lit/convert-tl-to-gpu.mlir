@@ -10,8 +10,12 @@
 // CHECK-SAME: tl.fragment_layout = "mma"
 // CHECK-SAME: tl.grid = array<i64: 2>
 // CHECK-SAME: tl.shared_bytes = 8192
+// The thread and block indices carry their bounds (block size, grid extent)
+// for integer range analysis, which narrows the index math to 32 bits.
+// CHECK: gpu.thread_id x upper_bound 128
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view
+// CHECK: gpu.block_id x upper_bound 2
 // CHECK: memref.alloca() : memref<32xf32>
 // CHECK: vector.load {{.*}} {alignment = 16 : i64}
 // CHECK: gpu.barrier

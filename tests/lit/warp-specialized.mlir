@@ -79,6 +79,8 @@ func.func @gemm_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memre
 // named barriers of the T consumer threads: bar.sync 1, T.
 // CHECK-LABEL: gpu.func @staged_epilogue
 // CHECK-SAME: tl.threads = 384
+// The thread index's bound counts the producer warpgroup.
+// CHECK: gpu.thread_id x upper_bound 384
 // CHECK: scf.if
 // CHECK: nvvm.setmaxregister  increase 232
 // CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32

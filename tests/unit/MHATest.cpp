@@ -182,7 +182,7 @@ TEST_CASE("MHA backward staged with its gemms on wgmma (bwdWgmma)", "[mha][small
   // On sm_90a every gemm of the staged backward takes wgmma: at D = 128 and
   // 256 its dQ accumulator (64 query rows) is split by columns between the
   // two warpgroups (FragmentLayout.h); D = 64's 128x128 blocks (tunedConfig's
-  // from S = 1024, not causal) split its 128 rows. Elsewhere (sm_80, the CPU) the same
+  // from S = 1024) split its 128 rows. Elsewhere (sm_80, the CPU) the same
   // program on mma.sync or loops. Causal and not, ragged, deterministic.
   struct Case {
     int dim, blockM, blockN, threads, seq;

@@ -125,6 +125,23 @@ def ApproximateMath : Pass<"tl-approximate-math", "::mlir::ModuleOp"> {
   ];
 }
 
+def NarrowLoopIndices : Pass<"tl-narrow-loop-indices"> {
+  let summary = "Count scf.for loops in 32 bits where their bounds fit";
+  let description = [{
+    An scf.for over `index`, inside no other scf.for, whose lower bound,
+    upper bound and step integer range analysis proves to lie in
+    [0, 2^31 - 1] (one step past the upper bound included) becomes an i32
+    loop; its body reads the index as `arith.index_castui` of the i32 one.
+    arith-int-range-narrowing, after it, then narrows the index math fed by
+    the loop to 32 bits as it does the thread's, and LLVM keeps the loop
+    counter and the values it hoists out of the loop (a causal mask's
+    per-element column indices) in one register each instead of two. Loops
+    inside loops (a Row fragment's per-thread element loops) keep `index`:
+    LLVM unrolls i32 ones further, at a cost in registers.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 def CheckSynchronisation : Pass<"tl-check-sync", "::mlir::ModuleOp"> {
   let summary = "Refuse lowered kernels whose Hopper synchronisation cannot work";
   let description = [{

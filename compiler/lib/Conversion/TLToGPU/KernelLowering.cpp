@@ -82,6 +82,14 @@ LogicalResult KernelLowering::run() {
     return failure();
   if (producer && failed(separateConsumers()))
     return failure();
+  // The thread index's bound (the block size, a producer warpgroup's
+  // included) lets integer range analysis narrow the index math derived
+  // from it to 32 bits: per-element row and column indices (a causal mask's)
+  // that LLVM hoists out of a loop then hold one register each, not two.
+  // An op attribute, not the function's known block size: that one becomes
+  // .maxntid, which moved ptxas's allocation of the backward into spills.
+  int64_t blockSize = tlDialect(func).getThreadsAttrHelper().getAttr(func).getInt();
+  cast<gpu::ThreadIdOp>(tid.getDefiningOp()).setUpperBoundAttr(rewriter.getIndexAttr(blockSize));
   // Register allocas (fragments, locals) before the first branch: LLVM
   // promotes only those of its entry block, which a branch before them (an
   // mbarrier initialisation, a guarded copy) would end.
