@@ -101,6 +101,13 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
       c.fwdBlockN = 128;
     if (dim == 128)
       c.fwdBlockN = 96;
+    // From S = 4096 at D=128: 128-row blocks on two warpgroups, the plain
+    // loop, 64-key blocks. tl-bench-gpu --autotune=forward chose them once
+    // loop counters were 32-bit (tl-narrow-loop-indices): 10% faster than
+    // the overlapped 64x96 (0.922 vs 1.024 ms; causal 0.498 vs 0.547)
+    // (results/2026-12-03-h200-session20.md).
+    if (dim == 128 && seqLen >= 4096)
+      c.fwdBlockM = 128, c.fwdBlockN = 64, c.fwdThreads = 256, c.fwdOverlap = false;
     // The staged backward's gemms on wgmma (two warpgroups; at D=128 and 256
     // dQ's columns split between them): 1.19-1.28x the mma.sync one at
     // S = 1024 and 4096, causal and not, at D=128 and 256 (tl-bench-gpu

@@ -91,8 +91,12 @@ TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha]
       checkMHA(1, 2, 256, dim, causal, config);
       checkMHA(1, 2, 200, dim, causal, config); // ragged: zero-filled asynchronous tiles
     }
-  // Long causal D=64 sequences take 128-row forward blocks.
-  checkMHA(1, 2, 200, 64, true, mha::tunedConfig(64, true, 16384));
+  // Long sequences' configurations (D=64: 128-row forward blocks, causal;
+  // the staged backward on 128x128 blocks; D=128: the forward's 128-row
+  // blocks on two warpgroups), on a short ragged one.
+  for (int dim : {64, 128})
+    for (bool causal : {false, true})
+      checkMHA(1, 2, 200, dim, causal, mha::tunedConfig(dim, causal, 16384));
 }
 
 TEST_CASE("MHA forward with a producer warpgroup loading K and V (use_producer_warpgroup)",
