@@ -113,9 +113,11 @@ void buildGPUPipeline(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   pm.addPass(mlir::createLoopInvariantCodeMotionPass());
   // Index math that integer range analysis proves fits 32 bits (thread and
   // loop indices, tile offsets) is done in 32 bits: half the registers, one
-  // instruction per add or compare instead of two. (Known launch extents on
-  // the gpu.func would bound more, but .maxntid moved ptxas's register
-  // allocation into spills for the backward kernels.)
+  // instruction per add or compare instead of two. The thread and block
+  // indices carry their bounds as upper_bound on the ops (ConvertTLToGPU),
+  // not as known launch extents on the gpu.func: those become .maxntid, which
+  // moved ptxas's register allocation into spills for the backward kernels.
+  // Loop counters are made i32 first where their bounds allow.
   pm.nest<mlir::gpu::GPUModuleOp>().addPass(createNarrowLoopIndices());
   mlir::arith::ArithIntRangeNarrowingOptions narrowing;
   narrowing.bitwidthsSupported = {32};

@@ -29,10 +29,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // with 128-row query blocks, two m16 tiles a warp, except causal D=64 below
   // S = 2048, whose short launch 64-row blocks balance better. On sm_90a its
   // gemms take wgmma (P V with P from registers) with one warpgroup on 64-row
-  // blocks at D=64 and 128 (1.02-1.21x the mma.sync forward; 128-row blocks
-  // were up to 5% faster at D=128 but spill) and two on 128-row blocks at
-  // D=256 (1.4-1.6x), in FlashAttention-3's loop order where that is faster
-  // (below). The backward
+  // blocks at D=64, and at D=128 below S = 4096 (1.02-1.21x the mma.sync
+  // forward), and two on 128-row blocks at D=256 (1.4-1.6x) and at D=128
+  // from S = 4096 (below), in FlashAttention-3's loop order where that is
+  // faster (below). The backward
   // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's
   // arrangement) with 8 warps and the largest key blocks that fit, except D=64 on sm_90a in short
   // launches, where the reference's program on wgmma is faster (below). Targets with less
@@ -75,7 +75,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
       c.bwdBlockM = 32, c.bwdStages = 0;
     }
   }
-  if (hopper) { // wgmma: one warpgroup on 64-row blocks, but two on D=256's 128
+  if (hopper) { // wgmma: one warpgroup on 64-row blocks, two on 128-row ones (D=256; long D=128)
     c.fwdWgmma = true;
     if (dim != 256)
       c.fwdBlockM = 64, c.fwdBlockN = 64;
@@ -95,16 +95,18 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // S = 1024, summing its rows before P V: results/2026-12-02-h200-session15.md).
     if (dim != 64 || (!causal && seqLen >= 1024))
       c.fwdOverlap = true;
-    // 128-key blocks at D=64, 96 at D=128 (3-10% faster than 64 from S = 4096;
-    // 2-3% slower than the fastest, 32 or 48, at S = 1024).
+    // 128-key blocks at D=64, 96 at D=128 (in the overlapped loop on 64-row
+    // blocks: 3-10% faster than 64 from S = 4096; 2-3% slower than the
+    // fastest, 32 or 48, at S = 1024).
     if (dim == 64 && c.fwdOverlap)
       c.fwdBlockN = 128;
     if (dim == 128)
       c.fwdBlockN = 96;
     // From S = 4096 at D=128: 128-row blocks on two warpgroups, the plain
-    // loop, 64-key blocks. tl-bench-gpu --autotune=forward chose them once
-    // loop counters were 32-bit (tl-narrow-loop-indices): 10% faster than
-    // the overlapped 64x96 (0.922 vs 1.024 ms; causal 0.498 vs 0.547)
+    // loop, 64-key blocks. tl-bench-gpu --autotune=forward chose them in
+    // session 20 at S = 4096 (last measured in session 13, 1.75 ms, before
+    // much of the wgmma code generation): 10% faster than the overlapped
+    // 64x96 (0.922 vs 1.024 ms; causal 0.498 vs 0.547)
     // (results/2026-12-03-h200-session20.md).
     if (dim == 128 && seqLen >= 4096)
       c.fwdBlockM = 128, c.fwdBlockN = 64, c.fwdThreads = 256, c.fwdOverlap = false;
@@ -116,10 +118,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // reference's program at S = 1024 (4%, not causal), 4096 (18%; causal 5%)
     // and 16384 (17-18% over the staged one on mma.sync); the reference's
     // program stays faster at the reference's S = 256 (8-9% less time, 24%
-    // causal) (results/2026-12-03-h200-session19.md). Causal, once its loop
-    // counter and mask indices were 32-bit (tl-narrow-loop-indices; spills
-    // 252 -> 40 bytes), it chose the staged one too: 3.5% at S = 1024, 12%
-    // at 4096 and 16384 (results/2026-12-03-h200-session20.md).
+    // causal) (results/2026-12-03-h200-session19.md). Causal, once its mask's
+    // index math was 32-bit (bounded thread and block indices, i32 loop
+    // counters; spills 252 -> 40 bytes), it chose the staged one too: 3.5%
+    // at S = 1024, 12% at 4096 and 16384 (results/2026-12-03-h200-session20.md).
     c.bwdWgmma = c.bwdStaged;
   }
   return c;

@@ -51,11 +51,14 @@ int spillAllowance(std::string file, const std::string &arch) {
     file.resize(file.size() - suffix.size());
   if (arch == "sm_90a" && file.ends_with("_tuned_d128"))
     return 0;
+  // Session 20 (32-bit index math from bounded thread, block and loop
+  // indices) took them from 52, 204, 20 and 64 bytes, deterministic variants
+  // included, to 8, 160, 20 and 24 (sm_80).
   static const std::map<std::string, int> allowances = {
-      {"flash_bwd_tuned_d64", 80},
-      {"flash_bwd_causal_tuned_d64", 256},
-      {"flash_bwd_tuned_d128", 48},
-      {"flash_bwd_causal_tuned_d128", 112},
+      {"flash_bwd_tuned_d64", 16},
+      {"flash_bwd_causal_tuned_d64", 176},
+      {"flash_bwd_tuned_d128", 32},
+      {"flash_bwd_causal_tuned_d128", 40},
   };
   auto it = allowances.find(file);
   return it == allowances.end() ? 0 : it->second;
@@ -300,6 +303,46 @@ TEST_CASE("tuned attention at random shapes: no serialised wgmma (C75xx) on sm_9
       CHECK(output.find("(C75") == std::string::npos);
     }
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowances on sm_90a",
+          "[ptx]") {
+  // The shipped kernels are compiled at the reference's S = 256, where
+  // tunedConfig keeps short-launch configurations; the long ones differ
+  // (D = 64's staged backward on 128x128 blocks, D = 128's forward on two
+  // warpgroups). The causal D = 64 backward spilled 252 bytes with 64-bit
+  // index math and 40 since session 20 (docs/design-lessons.md): its
+  // allowance is that plus a little; the others spill nothing.
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  if (!fs::exists(ptxas)) {
+    WARN("ptxas not found at " << ptxas << ": nothing to check");
+    return;
+  }
+  fs::path dir = fs::temp_directory_path() / ("tl-long-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  struct Shape {
+    int batch, heads, seq, dim;
+  };
+  for (Shape s : {Shape{4, 32, 4096, 64}, Shape{4, 16, 4096, 128}})
+    for (bool causal : {false, true}) {
+      mha::AttentionConfig config = mha::tunedConfig(s.dim, causal, s.seq, "sm_90a");
+      for (bool forward : {true, false}) {
+        INFO((forward ? "forward" : "backward") << " D=" << s.dim << " causal=" << causal);
+        tl::GPUBinary binary = tl::compileForGPU(
+            forward ? mha::forwardKernel(s.batch, s.heads, s.seq, s.dim, causal, config)
+                    : mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, causal, config),
+            "sm_90a");
+        auto [status, output] = assemble(ptxas, binary.ptx, "sm_90a", dir, "long");
+        INFO(output);
+        REQUIRE(status == 0);
+        std::smatch spills;
+        REQUIRE(std::regex_search(output, spills, std::regex("(\\d+) bytes spill stores")));
+        int allowance = !forward && causal && s.dim == 64 ? 48 : 0;
+        CHECK(std::stoi(spills[1]) <= allowance);
+        CHECK(output.find("(C75") == std::string::npos);
+      }
+    }
   fs::remove_all(dir);
 }
 

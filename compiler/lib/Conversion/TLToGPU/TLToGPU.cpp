@@ -72,8 +72,7 @@ gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp func, KernelOp kernel
   SmallVector<Value> blocks;
   // Each block index bounded by its grid extent, for integer range analysis.
   for (auto [d, arg] : llvm::enumerate(body.getArguments()))
-    blocks.push_back(
-        gpu::BlockIdOp::create(b, loc, dims[d], b.getIndexAttr(kernel.getGrid()[d])));
+    blocks.push_back(gpu::BlockIdOp::create(b, loc, dims[d], b.getIndexAttr(kernel.getGrid()[d])));
   if (IntegerAttr panel = tl.getSwizzlePanelAttrHelper().getAttr(kernel);
       panel && blocks.size() >= 2)
     swizzleBlocks(b, loc, kernel.getGrid(), panel.getInt(), blocks);
