@@ -29,9 +29,9 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // with 128-row query blocks, two m16 tiles a warp, except causal D=64 below
   // S = 2048, whose short launch 64-row blocks balance better. On sm_90a its
   // gemms take wgmma (P V with P from registers) with one warpgroup on 64-row
-  // blocks at D=64, and at D=128 below S = 4096 (1.02-1.21x the mma.sync
+  // blocks at D=64, and at D=128 below S = 1024 (1.02-1.21x the mma.sync
   // forward), and two on 128-row blocks at D=256 (1.4-1.6x) and at D=128
-  // from S = 4096 (below), in FlashAttention-3's loop order where that is
+  // from S = 1024 (below), in FlashAttention-3's loop order where that is
   // faster (below). The backward
   // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's
   // arrangement) with 8 warps and the largest key blocks that fit, except D=64 on sm_90a in short
@@ -102,13 +102,13 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
       c.fwdBlockN = 128;
     if (dim == 128)
       c.fwdBlockN = 96;
-    // From S = 4096 at D=128: 128-row blocks on two warpgroups, the plain
+    // From S = 1024 at D=128: 128-row blocks on two warpgroups, the plain
     // loop, 64-key blocks. tl-bench-gpu --autotune=forward chose them in
-    // session 20 at S = 4096 (last measured in session 13, 1.75 ms, before
-    // much of the wgmma code generation): 10% faster than the overlapped
-    // 64x96 (0.922 vs 1.024 ms; causal 0.498 vs 0.547)
-    // (results/2026-12-03-h200-session20.md).
-    if (dim == 128 && seqLen >= 4096)
+    // session 20 at S = 1024, 4096 and 16384 (last measured in session 13,
+    // before much of the wgmma code generation): 12%, 10% and 14% faster
+    // than the overlapped 64x96 (causal 9%, 9%, 6%)
+    // (results/2026-12-03-h200-session20.md). Shorter ones were not tried.
+    if (dim == 128 && seqLen >= 1024)
       c.fwdBlockM = 128, c.fwdBlockN = 64, c.fwdThreads = 256, c.fwdOverlap = false;
     // The staged backward's gemms on wgmma (two warpgroups; at D=128 and 256
     // dQ's columns split between them): 1.19-1.28x the mma.sync one at
