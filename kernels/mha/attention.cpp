@@ -86,30 +86,32 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // FlashAttention-3's loop order (the softmax of one key block while the
     // tensor cores run the P V gemm of the one before), from tl-bench-gpu
     // --autotune=forward (results/2026-12-02-h200-forward-overlap.md): the
-    // fastest at D=128 and 256 at every length measured (3-10% and 6-13%; at
+    // fastest at D=128 (below S = 1024 since session 20: below) and 256 at
+    // every length measured (3-10% and 6-13%; at
     // D=256 it also beats the producer warpgroup by 6-7% from S = 4096), and
     // at D=64 non-causal from S = 1024 on 128-key blocks (1-4%). At D=64
     // causal it was within 1.5% either way, and at the reference's S = 256
     // (four iterations) 3-4% slower in two runs of three: those keep the
     // plain loop (which has since become 5-7% faster at D=64 causal from
     // S = 1024, summing its rows before P V: results/2026-12-02-h200-session15.md).
-    if (dim != 64 || (!causal && seqLen >= 1024))
+    const bool longD128 = dim == 128 && seqLen >= 1024;
+    if ((dim != 64 && !longD128) || (dim == 64 && !causal && seqLen >= 1024))
       c.fwdOverlap = true;
     // 128-key blocks at D=64, 96 at D=128 (in the overlapped loop on 64-row
     // blocks: 3-10% faster than 64 from S = 4096; 2-3% slower than the
     // fastest, 32 or 48, at S = 1024).
     if (dim == 64 && c.fwdOverlap)
       c.fwdBlockN = 128;
-    if (dim == 128)
-      c.fwdBlockN = 96;
     // From S = 1024 at D=128: 128-row blocks on two warpgroups, the plain
     // loop, 64-key blocks. tl-bench-gpu --autotune=forward chose them in
     // session 20 at S = 1024, 4096 and 16384 (last measured in session 13,
     // before much of the wgmma code generation): 12%, 10% and 14% faster
     // than the overlapped 64x96 (causal 9%, 9%, 6%)
     // (results/2026-12-03-h200-session20.md). Shorter ones were not tried.
-    if (dim == 128 && seqLen >= 1024)
-      c.fwdBlockM = 128, c.fwdBlockN = 64, c.fwdThreads = 256, c.fwdOverlap = false;
+    if (longD128)
+      c.fwdBlockM = 128, c.fwdThreads = 256;
+    else if (dim == 128)
+      c.fwdBlockN = 96;
     // The staged backward's gemms on wgmma (two warpgroups; at D=128 and 256
     // dQ's columns split between them): 1.19-1.28x the mma.sync one at
     // S = 1024 and 4096, causal and not, at D=128 and 256 (tl-bench-gpu

@@ -29,6 +29,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// A directory of its own for one test's ptxas inputs and outputs, removed
+/// when the test ends (a failed REQUIRE included).
+struct ScratchDir {
+  fs::path path;
+  explicit ScratchDir(const std::string &name)
+      : path(fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
+    fs::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  ScratchDir(const ScratchDir &) = delete;
+  ScratchDir &operator=(const ScratchDir &) = delete;
+};
+
 std::string readFile(const fs::path &path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -83,8 +99,8 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
   bool haveAssembler = fs::exists(ptxas);
   if (!haveAssembler)
     WARN("ptxas not found at " << ptxas << ": checking PTX generation only");
-  fs::path dir = fs::temp_directory_path() / ("tl-ptx-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  ScratchDir scratch("tl-ptx");
+  const fs::path &dir = scratch.path;
   for (const char *arch : {"sm_80", "sm_90a"})
     for (auto &[file, program] : mha::shippedPrograms(arch)) {
       INFO(file << " for " << arch);
@@ -124,14 +140,13 @@ TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
         std::printf("ptxas %-7s %-22s %3s registers, spills %s/%s bytes\n", arch, file.c_str(),
                     registers[1].str().c_str(), spills[1].str().c_str(), spills[2].str().c_str());
     }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[ptx]") {
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
   bool haveAssembler = fs::exists(ptxas);
-  fs::path dir = fs::temp_directory_path() / ("tl-gemm-ptx-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  ScratchDir scratch("tl-gemm-ptx");
+  const fs::path &dir = scratch.path;
   namespace gemm = tl::kernels::gemm;
   // The configurations the benchmark and the GPU tests run; square shapes
   // (TMA and a producer warpgroup on sm_90a) and ragged ones (K % 8 != 0:
@@ -178,13 +193,12 @@ TEST_CASE("the GEMM kernel: wgmma on sm_90a, mma.sync on sm_80, clean ptxas", "[
               CHECK(output.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
               CHECK(tl::slowPathNotes(output).empty()); // no spills, C75xx notes or warnings
             }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the tile copy: TMA load and store on sm_90a, clean ptxas", "[ptx]") {
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
-  fs::path dir = fs::temp_directory_path() / ("tl-copy-ptx-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  ScratchDir scratch("tl-copy-ptx");
+  const fs::path &dir = scratch.path;
   namespace copy = tl::kernels::copy;
   for (const char *arch : {"sm_80", "sm_90a"})
     for (copy::CopyConfig c : {copy::CopyConfig{128, 128, 128}, copy::CopyConfig{64, 32, 128}})
@@ -203,13 +217,12 @@ TEST_CASE("the tile copy: TMA load and store on sm_90a, clean ptxas", "[ptx]") {
         REQUIRE(status == 0);
         CHECK(tl::slowPathNotes(output).empty());
       }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a gemm with A from registers: RS wgmma on sm_90a, clean ptxas", "[ptx]") {
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
-  fs::path dir = fs::temp_directory_path() / ("tl-rs-ptx-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  ScratchDir scratch("tl-rs-ptx");
+  const fs::path &dir = scratch.path;
   // (M, N, D, bM, threads): one warpgroup with one 64-row block, one with
   // two, two warpgroups; A's K (N) 64 and 128, B's N (D) 64 and 128.
   const std::array<int, 5> shapes[] = {{200, 64, 64, 64, 128},
@@ -231,13 +244,12 @@ TEST_CASE("a gemm with A from registers: RS wgmma on sm_90a, clean ptxas", "[ptx
       REQUIRE(status == 0);
       CHECK(tl::slowPathNotes(output).empty());
     }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the attention forward with a producer warpgroup: sm_90a, clean ptxas", "[ptx]") {
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
-  fs::path dir = fs::temp_directory_path() / ("tl-producer-ptx-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  ScratchDir scratch("tl-producer-ptx");
+  const fs::path &dir = scratch.path;
   // (dim, block_M, threads, stages): one consumer warpgroup at D = 64 and
   // 128, two at 256 (then setmaxnreg moves registers to them).
   const std::array<int, 4> configs[] = {{64, 64, 128, 2}, {128, 64, 128, 2}, {256, 128, 256, 1}};
@@ -259,7 +271,6 @@ TEST_CASE("the attention forward with a producer warpgroup: sm_90a, clean ptxas"
       REQUIRE(status == 0);
       CHECK(tl::slowPathNotes(output).empty());
     }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("tuned attention at random shapes: no serialised wgmma (C75xx) on sm_90a", "[ptx]") {
@@ -274,8 +285,8 @@ TEST_CASE("tuned attention at random shapes: no serialised wgmma (C75xx) on sm_9
     WARN("ptxas not found at " << ptxas << ": nothing to check");
     return;
   }
-  fs::path dir = fs::temp_directory_path() / ("tl-sweep-ptx-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  ScratchDir scratch("tl-sweep-ptx");
+  const fs::path &dir = scratch.path;
   std::mt19937 random(20261202);
   struct Shape {
     int seq, dim;
@@ -303,7 +314,6 @@ TEST_CASE("tuned attention at random shapes: no serialised wgmma (C75xx) on sm_9
       CHECK(output.find("(C75") == std::string::npos);
     }
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowances on sm_90a",
@@ -319,8 +329,8 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
     WARN("ptxas not found at " << ptxas << ": nothing to check");
     return;
   }
-  fs::path dir = fs::temp_directory_path() / ("tl-long-ptx-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  ScratchDir scratch("tl-long-ptx");
+  const fs::path &dir = scratch.path;
   struct Shape {
     int batch, heads, seq, dim;
   };
@@ -343,7 +353,6 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
         CHECK(output.find("(C75") == std::string::npos);
       }
     }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("use_producer_warpgroup where the loop cannot take one: an error at the loop's line",
