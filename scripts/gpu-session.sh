@@ -70,6 +70,14 @@
 #             (DQ_MMA_TILES_SHAPES="B,H,S,D ..." replaces the shapes)
 #                     -> dq-mma-tiles.jsonl, dq-mma-tiles-deterministic.jsonl,
 #                        sanitize-dq-mma-tiles.log
+#   bwd-producer  tl-bench-gpu with the staged backward's loads by a producer
+#             warpgroup and by its own threads (--bwd-producer=1|0, twice each,
+#             alternating), the producer with two stages of loads ahead
+#             (--bwd-staged at tunedConfig's blocks, 2 stages), then the peers; the
+#             producer backward's MHA test on the GPU and under memcheck, racecheck
+#             and synccheck (BWD_PRODUCER_SHAPES="B,H,S,D ..." replaces the shapes)
+#                                   -> bwd-producer.jsonl, tests-bwd-producer.log,
+#                                      sanitize-bwd-producer.log
 #   table     tl-bench-gpu twice and the peers on the README's speed table's shapes
 #             (TABLE_SHAPES="B,H,S,D ..." replaces them)            -> table.jsonl
 #   convert-dq  tl-bench-gpu with the backward's main kernel converting dQ itself
@@ -201,6 +209,27 @@ for part in "$@"; do
       4,16,4096,128 4,16,4096,256})
     VALUES="1 0 1 0" alternating convert-dq "$out/convert-dq.jsonl" "${args[@]}"
     sanitized "$out/sanitize-convert-dq.log" "last_to_arrive*,MHA backward converting dQ*" ;;
+  bwd-producer)
+    test="MHA backward with a producer warpgroup*"
+    ./bin/tl-gpu-tests "$test" 2>&1 | tail -4 | tee "$out/tests-bwd-producer.log"
+    args=(${BWD_PRODUCER_SHAPES:-16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128
+      4,16,4096,256})
+    for round in 1 2; do
+      for value in 1 0; do
+        ./bin/tl-bench-gpu --bwd-producer=$value "${args[@]}" 2>&1 | tee -a "$out/bwd-producer.jsonl"
+      done
+    done
+    for shape in "${args[@]}"; do # two stages ahead, at tunedConfig's blocks
+      case $shape in
+      *,64) blocks=128,128,256,2 ;;
+      *,128) blocks=128,64,256,2 ;;
+      *) continue ;;
+      esac
+      ./bin/tl-bench-gpu --bwd-staged $blocks --bwd-wgmma=1 --bwd-producer=1 "$shape" 2>&1 |
+        sed 's/"peer": "tlc"/"peer": "tlc-stages2"/' | tee -a "$out/bwd-producer.jsonl"
+    done
+    peer sdpa_peer.py "$out/bwd-producer.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-bwd-producer.log" "$test" ;;
   ab)
     [[ -d before ]] || { echo "no .carry/before: see scripts/carry.sh"; continue; }
     [[ -f before/lib/libtlc.so.gz ]] && gunzip -f before/lib/libtlc.so.gz

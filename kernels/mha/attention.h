@@ -22,6 +22,7 @@ struct AttentionConfig {
   int bwdBlockM = 0, bwdBlockN = 0, bwdThreads = 32, bwdStages = 0;
   bool bwdStaged = false;   // flashattn_bwd_staged instead of the reference's flashattn_bwd
   bool bwdWgmma = false;    // sm_90a, with bwdStaged: its gemms as wgmma (flashattn_bwd_staged's)
+  bool bwdProducer = false; // sm_90a, with bwdWgmma: a producer warpgroup loads Q, dO, lse, Delta
   bool fwdWgmma = false;    // sm_90a: the forward's gemms as wgmma (flashattn_fwd's allow_wgmma)
   bool fwdProducer = false; // sm_90a, with fwdWgmma: a producer warpgroup loads K and V
   bool fwdStageO = false;   // O goes out through a shared tile (sm_90a: a TMA store)

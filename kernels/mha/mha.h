@@ -115,12 +115,16 @@ void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr b
 /// (sm_90a) its gemms may take wgmma: every operand is then a shared tile,
 /// and with two warpgroups on 64-row query blocks the dQ gemm splits its
 /// columns between them (FlashAttention-3's backward arrangement).
-/// `dq_tile`, `convert_dq` and `mma_tile_dq` as flashattn_bwd's.
+/// `dq_tile`, `convert_dq` and `mma_tile_dq` as flashattn_bwd's. With
+/// `producer_warpgroup` (sm_90a, with `wgmma`) a producer warpgroup loads
+/// each query block's Q, dO, lse and Delta by TMA (use_producer_warpgroup),
+/// where the loop's copies can all go by TMA (else the kernel's own threads
+/// load them, as without).
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                                   int block_M, int block_N, int threads = 128, int num_stages = 1,
                                   bool deterministic = false, bool wgmma = false,
                                   bool dq_tile = false, bool convert_dq = false,
-                                  bool mma_tile_dq = false);
+                                  bool mma_tile_dq = false, bool producer_warpgroup = false);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in

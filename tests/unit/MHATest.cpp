@@ -206,6 +206,33 @@ TEST_CASE("MHA backward staged with its gemms on wgmma (bwdWgmma)", "[mha][small
   }
 }
 
+TEST_CASE("MHA backward with a producer warpgroup loading its query blocks (bwdProducer)",
+          "[mha][small]") {
+  // On sm_90a the staged backward on wgmma gets one more warpgroup, which
+  // loads Q and dO (swizzled boxes) and lse and Delta (one unswizzled box
+  // each) by TMA on the consumers' `empty` mbarriers; causal, one masked P/dS
+  // loop. A length whose lse rows are not a multiple of 16 bytes (201) cannot
+  // go by TMA, and the kernel's own threads load as without the request.
+  // Elsewhere (sm_80, the CPU) the request changes nothing.
+  struct Case {
+    int dim, blockM, blockN, stages;
+  };
+  for (Case c : {Case{64, 128, 128, 1}, Case{64, 128, 128, 2}, Case{128, 128, 64, 1},
+                 Case{128, 128, 64, 2}, Case{256, 64, 64, 1}}) {
+    mha::AttentionConfig config;
+    config.bwdBlockM = c.blockM, config.bwdBlockN = c.blockN, config.bwdThreads = 256;
+    config.bwdStages = c.stages, config.bwdStaged = config.bwdWgmma = true;
+    config.bwdProducer = true;
+    for (bool causal : {false, true}) {
+      checkMHA(1, 2, 384, c.dim, causal, config, mha::Outputs::poisoned);
+      checkMHA(2, 1, 200, c.dim, causal, config); // ragged: boxes past the end read zeros
+    }
+    checkMHA(1, 2, 201, c.dim, true, config);
+    config.deterministic = true;
+    checkMHA(1, 2, 200, c.dim, true, config);
+  }
+}
+
 namespace {
 
 /// The backward with a way of adding dQ (`variant` sets it) in both

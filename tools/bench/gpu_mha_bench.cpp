@@ -9,10 +9,12 @@
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
 //                [--autotune[=forward|backward]] [--deterministic] [--stage-o=0|1]
-//                [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] [--convert-dq=0|1]
-//                [--dq-mma-tiles=0|1] [B,H,S,D ...]
+//                [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1]
+//                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not (AttentionConfig::bwdWgmma).
+// --bwd-producer=0|1: the staged backward's loads by a producer warpgroup or by its own threads
+// (AttentionConfig::bwdProducer).
 // --dq-tile=0|1: the backward adds dQ a tile at a time or an element at a time
 // (AttentionConfig::bwdDqTile).
 // --convert-dq=0|1: the backward's main kernel converts dQ to f16 itself (the last key block
@@ -62,6 +64,7 @@ bool deterministic = false; // --deterministic: dQ summed in key-block order
 int stageO = -1;            // --stage-o=0|1: the forward's O through a shared tile or not
 int overlap = -1;           // --overlap=0|1: the forward's softmax overlapping its P V gemm or not
 int bwdWgmma = -1;          // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not
+int bwdProducer = -1; // --bwd-producer=0|1: the staged backward's loads by a producer warpgroup
 int dqTile = -1;            // --dq-tile=0|1: dQ added a tile at a time or not
 int convertDq = -1;         // --convert-dq=0|1: the main kernel converts dQ or the postprocess
 int dqMmaTiles = -1;        // --dq-mma-tiles=0|1: dQ in accumulator tile order or the reference's
@@ -90,9 +93,12 @@ mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = tr
   return c;
 }
 
-/// The staged backward with its gemms on wgmma (bwdWgmma).
-mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages) {
-  return bwd(m, n, threads, stages, true, true);
+/// The staged backward with its gemms on wgmma (bwdWgmma), its loads by a
+/// producer warpgroup or not (bwdProducer).
+mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool producer = false) {
+  mha::AttentionConfig c = bwd(m, n, threads, stages, true, true);
+  c.bwdProducer = producer;
+  return c;
 }
 
 /// The forward configurations --autotune tries for a head dim: those the
@@ -165,12 +171,20 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwd(128, 64, 256, 2),           bwd(64, 64, 128, 2),
             bwd(64, 32, 128, 1, false),     bwd(64, 64, 128, 1, false),
             bwdWgmmaStaged(64, 64, 128, 1), bwdWgmmaStaged(64, 64, 128, 2),
-            bwdWgmmaStaged(128, 128, 256, 1), bwdWgmmaStaged(128, 64, 256, 1)};
+            bwdWgmmaStaged(128, 128, 256, 1), bwdWgmmaStaged(128, 64, 256, 1),
+            bwdWgmmaStaged(128, 128, 256, 1, true), bwdWgmmaStaged(128, 128, 256, 2, true)};
   if (D == 128)
-    return {bwd(128, 64, 256, 2),  bwd(128, 64, 256, 1),       bwd(64, 64, 128, 2),
-            bwd(128, 128, 256, 1), bwd(64, 32, 128, 1, false), bwdWgmmaStaged(128, 64, 256, 1)};
-  return {bwd(64, 64, 256, 1), bwd(64, 32, 256, 2), bwd(32, 32, 256, 1), bwd(64, 64, 128, 1),
-          bwdWgmmaStaged(64, 64, 256, 1)};
+    return {bwd(128, 64, 256, 2),
+            bwd(128, 64, 256, 1),
+            bwd(64, 64, 128, 2),
+            bwd(128, 128, 256, 1),
+            bwd(64, 32, 128, 1, false),
+            bwdWgmmaStaged(128, 64, 256, 1),
+            bwdWgmmaStaged(128, 64, 256, 1, true),
+            bwdWgmmaStaged(128, 64, 256, 2, true)};
+  return {bwd(64, 64, 256, 1),           bwd(64, 32, 256, 2),
+          bwd(32, 32, 256, 1),           bwd(64, 64, 128, 1),
+          bwdWgmmaStaged(64, 64, 256, 1), bwdWgmmaStaged(64, 64, 256, 1, true)};
 }
 
 std::string forwardText(const mha::AttentionConfig &c) {
@@ -184,6 +198,7 @@ std::string backwardText(const mha::AttentionConfig &c) {
   return std::string(c.bwdStaged ? "staged " : "") + std::to_string(c.bwdBlockM) + "x" +
          std::to_string(c.bwdBlockN) + "/" + std::to_string(c.bwdThreads) + "/s" +
          std::to_string(c.bwdStages) + (c.bwdStaged && c.bwdWgmma ? " wgmma" : "") +
+         (c.bwdProducer ? " producer" : "") +
          (c.bwdDqTile ? " dq-tile" : "") + (c.bwdConvertDq ? " convert-dq" : "") +
          (c.bwdDqMmaTiles && !c.bwdDqTile ? " dq-mma-tiles" : "");
 }
@@ -247,6 +262,7 @@ void run(const Shape &s, bool causal) {
         {&Q, &K, &V, &dO, &lse, &delta, &dQ}, backwardText);
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
+    c.bwdProducer = b.bwdProducer;
   }
   if (stageO >= 0) // after --autotune: the flags decide
     c.fwdStageO = stageO == 1;
@@ -254,6 +270,8 @@ void run(const Shape &s, bool causal) {
     c.fwdOverlap = overlap == 1;
   if (bwdWgmma >= 0)
     c.bwdWgmma = bwdWgmma == 1;
+  if (bwdProducer >= 0)
+    c.bwdProducer = bwdProducer == 1;
   if (dqTile >= 0)
     c.bwdDqTile = dqTile == 1;
   if (convertDq >= 0)
@@ -321,7 +339,8 @@ int main(int argc, char **argv) {
     }
     const std::pair<std::string, int *> switches[] = {
         {"--stage-o", &stageO},       {"--overlap", &overlap},    {"--dq-tile", &dqTile},
-        {"--convert-dq", &convertDq}, {"--bwd-wgmma", &bwdWgmma}, {"--dq-mma-tiles", &dqMmaTiles}};
+        {"--convert-dq", &convertDq}, {"--bwd-wgmma", &bwdWgmma}, {"--dq-mma-tiles", &dqMmaTiles},
+        {"--bwd-producer", &bwdProducer}};
     auto flag = std::find_if(std::begin(switches), std::end(switches), [&](const auto &s) {
       return arg == s.first + "=0" || arg == s.first + "=1";
     });
@@ -341,7 +360,7 @@ int main(int argc, char **argv) {
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
       std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
                            "[--autotune[=forward|backward]] [--deterministic] "
-                           "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--dq-tile=0|1] "
+                           "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1] "
                            "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]\n");
       return 2;
     }

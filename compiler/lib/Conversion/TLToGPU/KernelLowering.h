@@ -634,7 +634,7 @@ private:
   };
   /// Registers a producer warpgroup thread keeps (setmaxnreg.dec), and what
   /// that leaves each consumer thread (setmaxnreg.inc).
-  static constexpr int32_t kProducerRegisters = 40;
+  static constexpr int32_t kProducerRegisters = 24;
   int32_t consumerRegisters() const;
   /// Whether the kernel moves registers so (more than 256 threads).
   bool movesRegisters() const;

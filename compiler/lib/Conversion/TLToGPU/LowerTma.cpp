@@ -6,7 +6,8 @@
 // the mbarrier of the iteration's copy with the bytes to come
 // (mbarrier.arrive.expect_tx) and issues one cp.async.bulk.tensor box per
 // swizzle-atom column block of each tile; the box lands in the wgmma layout
-// (WgmmaOperands.h), which is TMA's swizzle. Every thread waits for the
+// (WgmmaOperands.h), which is TMA's swizzle (a vector tile, one box without
+// swizzle: tmaVectorBoxable). Every thread waits for the
 // iteration's phase (mbarrier.try_wait.parity: the n-th use of a copy
 // completes phase n) where the first copy stood.
 //
@@ -126,16 +127,22 @@ void KernelLowering::issueTileBoxes(Location at, Value tensor, ValueRange offset
                                     Value mbarrier, bool reduceAdd) {
   auto &b = rewriter;
   MLIRContext *context = b.getContext();
-  int64_t rows = tileType.getDimSize(0), atom = wgmmaAtomBytes(tileType);
+  // A 2-D tile in the swizzle-atom layout takes one box per atom-wide column
+  // block; a vector tile (tmaVectorBoxable) one unswizzled box.
+  bool vector = tileType.getRank() == 1;
+  int64_t columns = tileType.getDimSize(tileType.getRank() - 1);
+  int64_t rows = vector ? 1 : tileType.getDimSize(0);
+  int64_t atom = vector ? columns * tileType.getElementTypeBitWidth() / 8
+                        : wgmmaAtomBytes(tileType);
   int64_t atomElements = atom * 8 / tileType.getElementTypeBitWidth();
   // The box: the region's extents, the innermost one atom wide.
   SmallVector<int64_t> box(sizes);
   box.back() = atomElements;
-  Value map = tensorMapArgument(at, tensor, box, atom);
+  Value map = tensorMapArgument(at, tensor, box, vector ? 0 : atom);
   SmallVector<Value> coordinates; // innermost first
   for (Value offset : llvm::reverse(offsets))
     coordinates.push_back(arith::IndexCastOp::create(b, at, b.getI32Type(), offset));
-  for (int64_t block = 0; block * atomElements < tileType.getDimSize(1); ++block) {
+  for (int64_t block = 0; block * atomElements < columns; ++block) {
     SmallVector<Value> corner(coordinates);
     corner.front() = arith::AddIOp::create(
         b, at, corner.front(), arith::ConstantIntOp::create(b, at, block * atomElements, 32));

@@ -170,11 +170,19 @@ SmallVector<std::pair<CopyOp, int64_t>> entryCopies(PipelinedOp loop, Operation 
 }
 
 /// Where TMA can load a planned copy (PipelinePlan.h): into a wgmma operand
-/// tile (whose layout is TMA's swizzle) that boxes can fill.
-bool tmaCapable(CopyOp copy, const llvm::SmallPtrSetImpl<Value> &wgmmaOperands) {
-  return wgmmaOperands.contains(copy.getDst()) &&
-         tmaBoxable(cast<MemRefType>(copy.getSrc().getType()), copy.getSrcSizes(),
-                    cast<MemRefType>(copy.getDst().getType()));
+/// tile (whose layout is TMA's swizzle) that boxes can fill, or, in a kernel
+/// that asks for a producer warpgroup, into a vector tile that one box fills
+/// (tmaVectorBoxable; a backward's lse and Delta).
+bool tmaCapable(CopyOp copy, const llvm::SmallPtrSetImpl<Value> &wgmmaOperands,
+                bool producerRequested) {
+  auto tensor = cast<MemRefType>(copy.getSrc().getType());
+  auto tile = cast<MemRefType>(copy.getDst().getType());
+  if (tile.getRank() == 1)
+    return producerRequested &&
+           llvm::none_of(copy.getDst().getUsers(),
+                         [](Operation *user) { return isa<AnnotateLayoutOp>(user); }) &&
+           tmaVectorBoxable(tensor, copy.getSrcSizes(), tile);
+  return wgmmaOperands.contains(copy.getDst()) && tmaBoxable(tensor, copy.getSrcSizes(), tile);
 }
 
 /// The A and B tiles of the gemms of a kernel that took the wgmma layouts.
@@ -281,6 +289,8 @@ bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &pl
   kernel.walk([&](AllocSharedOp alloc) {
     bool before = false, inLoop = false;
     for (Operation *user : alloc.getResult().getUsers()) {
+      if (isa<AnnotateLayoutOp>(user)) // names a layout, touches no bytes
+        continue;
       Operation *top = kernel.getBody().front().findAncestorOpInBlock(*user);
       before |= top && top != loop.getOperation() && top->isBeforeInBlock(loop);
       inLoop |= top == loop.getOperation();
@@ -292,23 +302,43 @@ bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &pl
 
 } // namespace
 
+namespace {
+/// A static row-major tensor of at most 5 dimensions whose strides are
+/// multiples of 16 bytes, with the element type of `tile`: what a tensor map
+/// can describe.
+bool tmaTensor(MemRefType tensor, MemRefType tile) {
+  if (tensor.getElementType() != tile.getElementType() || tensor.getRank() > 5 ||
+      !tensor.hasStaticShape())
+    return false;
+  int64_t stride = tensor.getElementTypeBitWidth() / 8;
+  for (int64_t d = tensor.getRank() - 1; d > 0; --d)
+    if ((stride *= tensor.getDimSize(d)) % 16)
+      return false;
+  return true;
+}
+} // namespace
+
 bool tmaBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile, bool wideElements) {
   int64_t bits = tile.getElementTypeBitWidth();
   if (tile.getRank() != 2 || !(bits == 16 || (wideElements && bits == 32)) ||
-      tile.getDimSize(0) > 256 || tensor.getElementType() != tile.getElementType() ||
-      tensor.getRank() > 5 || !tensor.hasStaticShape())
+      tile.getDimSize(0) > 256 || !tmaTensor(tensor, tile))
     return false;
   int64_t rowBytes = tile.getDimSize(1) * bits / 8;
   if (rowBytes % 128 != 0 && rowBytes != 64 && rowBytes != 32)
     return false;
   if (rowBytes > 128 && tile.getDimSize(0) % 8 != 0)
     return false;
-  int64_t stride = tensor.getElementTypeBitWidth() / 8;
-  for (int64_t d = tensor.getRank() - 1; d > 0; --d)
-    if ((stride *= tensor.getDimSize(d)) % 16)
-      return false;
   return sizes.back() == tile.getDimSize(1) &&
          nonUnitExtents(sizes) == SmallVector<int64_t>{tile.getDimSize(0), tile.getDimSize(1)};
+}
+
+bool tmaVectorBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile) {
+  int64_t bits = tile.getElementTypeBitWidth();
+  if (tile.getRank() != 1 || !(bits == 16 || bits == 32) || tile.getDimSize(0) > 256 ||
+      tile.getDimSize(0) * bits / 8 % 128 != 0 || !tmaTensor(tensor, tile))
+    return false;
+  return sizes.back() == tile.getDimSize(0) &&
+         nonUnitExtents(sizes) == SmallVector<int64_t>{tile.getDimSize(0)};
 }
 
 int64_t knownDivisor(Value value) {
@@ -357,12 +387,13 @@ PipelinePlans planPipelines(KernelOp kernel, const lowering::LayoutMap &layouts,
       return;
     auto entry = entryCopies(loop, func, layouts);
     plan.wgmmaInFlight = keepsWgmmaInFlight(kernel, loop, plan);
-    plan.tmaLoads =
-        tma && llvm::all_of(plan.copies, [&](CopyOp copy) { return tmaCapable(copy, tmaTargets); });
     // Asked for a producer warpgroup, the copies before the loop stay
     // synchronous (or become TMA copies) rather than entry copies the
     // loop's first iteration waits for.
     bool requested = tlDialect(kernel).getProducerWarpgroupAttrHelper().isAttrPresent(kernel);
+    plan.tmaLoads = tma && llvm::all_of(plan.copies, [&](CopyOp copy) {
+                      return tmaCapable(copy, tmaTargets, requested);
+                    });
     plan.afterEntryCopies = !entry.empty() && !requested;
     plan.warpSpecialized = warpSpecialize && !specialized &&
                            warpSpecializable(kernel, loop, plan, plans.buffers, requested);

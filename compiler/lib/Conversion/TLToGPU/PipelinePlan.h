@@ -41,7 +41,11 @@
 // when every one of them can (tmaCapable in PipelinePlan.cpp): it loads a
 // wgmma operand tile (whose layout is TMA's swizzle) of at most 256 rows from
 // a row-major tensor of at most 5 dimensions whose strides are multiples of 16
-// bytes, the region's non-unit extents being the tile's rows and columns.
+// bytes, the region's non-unit extents being the tile's rows and columns; or,
+// in a kernel that asks for a producer warpgroup (use_producer_warpgroup), a
+// vector tile of whole 128-byte lines (the backward's rows of lse and Delta)
+// from such a tensor, in one box without swizzle (tmaVectorBoxable). Without
+// that request such a loop keeps cp.async, as before vectors could go by TMA.
 // One thread issues an iteration's boxes (one per swizzle-atom column block)
 // on the mbarrier of its rotating copy, expecting their bytes; every thread
 // waits on that mbarrier's phase where the first copy stood. Boxes past the
@@ -129,6 +133,15 @@ PipelinePlans readPipelinePlans(mlir::Operation *root);
 /// start on 1024 bytes as the tile does.
 bool tmaBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes, mlir::MemRefType tile,
                 bool wideElements = false);
+
+/// Whether one TMA box without swizzle can load the region of extents
+/// `sizes` of the global `tensor` into the 1-D shared `tile` (a pipelined
+/// loop's vector, PipelinePlan.h): 16- or 32-bit elements, at most 256 of them
+/// in whole 128-byte lines (so that every rotating copy starts on 128 bytes,
+/// as a tensor copy's destination must), the region's one non-unit extent
+/// innermost; the tensor as for tmaBoxable.
+bool tmaVectorBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes,
+                      mlir::MemRefType tile);
 
 /// The largest power of two (up to 2^20) known to divide an index value built
 /// from constants, +, * and the ops that keep divisibility.
