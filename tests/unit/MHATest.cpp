@@ -92,10 +92,10 @@ TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha]
       checkMHA(1, 2, 200, dim, causal, config); // ragged: zero-filled asynchronous tiles
     }
   // Long sequences' configurations (D=64: the staged backward on 128x128
-  // blocks, and off sm_90a the causal forward's 128-row blocks; D=128 on
-  // sm_90a: the forward's 128-row blocks on two warpgroups), on a short
-  // ragged sequence.
-  for (int dim : {64, 128})
+  // blocks, and off sm_90a the causal forward's 128-row blocks; on sm_90a
+  // D=128's forward on 128-row blocks and two warpgroups, and the backward's
+  // producer warpgroup but at D=64 causal), on a short ragged sequence.
+  for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
       checkMHA(1, 2, 200, dim, causal, mha::tunedConfig(dim, causal, 16384));
 }

@@ -321,9 +321,13 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
   // The shipped kernels are compiled at the reference's S = 256, where
   // tunedConfig keeps short-launch configurations; the long ones differ
   // (D = 64's staged backward on 128x128 blocks, D = 128's forward on two
-  // warpgroups). The causal D = 64 backward spilled 252 bytes with 64-bit
-  // index math and 40 since session 20 (docs/design-lessons.md): its
-  // allowance is that plus a little; the others spill nothing.
+  // warpgroups, the backward's producer warpgroup). The causal D = 64
+  // backward spilled 252 bytes with 64-bit index math and 40 since session
+  // 20 (docs/design-lessons.md). The backwards with a producer warpgroup
+  // (consumers at 240 registers, not 255) spill 44 (D = 64), 8 and 4 (D =
+  // 128) and 4 bytes (D = 256) and were 3-7% faster than without it
+  // (results/2026-12-03-h200-session21.md). Allowances are those plus a
+  // little; the others spill nothing.
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
   if (!fs::exists(ptxas)) {
     WARN("ptxas not found at " << ptxas << ": nothing to check");
@@ -334,7 +338,7 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
   struct Shape {
     int batch, heads, seq, dim;
   };
-  for (Shape s : {Shape{4, 32, 4096, 64}, Shape{4, 16, 4096, 128}})
+  for (Shape s : {Shape{4, 32, 4096, 64}, Shape{4, 16, 4096, 128}, Shape{4, 16, 4096, 256}})
     for (bool causal : {false, true}) {
       mha::AttentionConfig config = mha::tunedConfig(s.dim, causal, s.seq, "sm_90a");
       for (bool forward : {true, false}) {
@@ -348,7 +352,11 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
         REQUIRE(status == 0);
         std::smatch spills;
         REQUIRE(std::regex_search(output, spills, std::regex("(\\d+) bytes spill stores")));
-        int allowance = !forward && causal && s.dim == 64 ? 48 : 0;
+        int allowance = 0;
+        if (!forward && s.dim == 64)
+          allowance = 48;
+        else if (!forward && config.bwdProducer)
+          allowance = s.dim == 128 ? 16 : 8;
         CHECK(std::stoi(spills[1]) <= allowance);
         CHECK(output.find("(C75") == std::string::npos);
       }
