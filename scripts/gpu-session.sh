@@ -60,9 +60,11 @@
 #                                                        -> sanitize-tuned.log
 #   dq-tile   tl-bench-gpu with the backward adding dQ a tile at a time and an
 #             element at a time (--dq-tile=1|0, twice each, alternating), then the
-#             peers; the tile atomic_add's op test and MHA test under memcheck,
-#             racecheck and synccheck (DQ_TILE_SHAPES="B,H,S,D ..." replaces the
-#             shapes)                     -> dq-tile.jsonl, sanitize-dq-tile.log
+#             peers; the tile atomic_add's op test and MHA tests (the producer
+#             backward's, which hands the tile to the producer, included) on the
+#             GPU, then under memcheck, racecheck and synccheck (DQ_TILE_SHAPES="B,H,S,D
+#             ..." replaces the shapes)
+#                       -> tests-dq-tile.log, dq-tile.jsonl, sanitize-dq-tile.log
 #   dq-mma-tiles  tl-bench-gpu with the dQ accumulator in accumulator tile order (16-byte
 #             vector reductions) and in the reference's order (--dq-mma-tiles=1|0, twice
 #             each, alternating), then the peers; the same once each with --deterministic;
@@ -186,9 +188,11 @@ for part in "$@"; do
     peer sdpa_peer.py "$out/bwd-wgmma.jsonl" "${args[@]}"
     sanitized "$out/sanitize-bwd-wgmma.log" "MHA backward staged with its gemms on wgmma*" ;;
   dq-tile)
+    test="atomic_add of a tile*,MHA backward adding dQ*,MHA backward with a producer warpgroup*"
+    ./bin/tl-gpu-tests "$test" 2>&1 | tail -4 | tee "$out/tests-dq-tile.log"
     args=(${DQ_TILE_SHAPES:-8,32,256,64 4,32,4096,64 16,16,1024,128 4,16,4096,128})
     VALUES="1 0 1 0" alternating dq-tile "$out/dq-tile.jsonl" "${args[@]}"
-    sanitized "$out/sanitize-dq-tile.log" "atomic_add of a tile*,MHA backward adding dQ*" ;;
+    sanitized "$out/sanitize-dq-tile.log" "$test" ;;
   table)
     args=(${TABLE_SHAPES:-4,32,4096,64 4,16,4096,128 4,16,4096,256 8,32,256,64})
     for round in 1 2; do

@@ -230,6 +230,19 @@ TEST_CASE("MHA backward with a producer warpgroup loading its query blocks (bwdP
     checkMHA(1, 2, 201, c.dim, true, config);
     config.deterministic = true;
     checkMHA(1, 2, 200, c.dim, true, config);
+    if (c.dim == 256)
+      continue; // no room for a dQ tile
+    // dQ through a shared tile: the consumers hand it to the producer
+    // warpgroup, which reduce-adds it by TMA (tl.producer_reduce); in a
+    // deterministic backward the add stands in its turn, and the consumers
+    // issue it themselves.
+    config.bwdDqTile = true;
+    checkMHA(1, 2, 200, c.dim, true, config);
+    config.deterministic = false;
+    for (bool causal : {false, true}) {
+      checkMHA(1, 2, 384, c.dim, causal, config, mha::Outputs::poisoned);
+      checkMHA(2, 1, 200, c.dim, causal, config);
+    }
   }
 }
 

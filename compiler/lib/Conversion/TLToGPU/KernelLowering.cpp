@@ -610,7 +610,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     bool reduceSource = llvm::any_of(alloc->getUsers(), [&](Operation *user) {
       auto add = dyn_cast<AtomicAddTileOp>(user);
       return add && add.getSrc() == alloc.getResult() &&
-             tlDialect(add).getTmaCopyAttrHelper().isAttrPresent(add);
+             tlDialect(add).getTmaCopyAttrHelper().isAttrPresent(add) &&
+             !tlDialect(add).getProducerReduceAttrHelper().isAttrPresent(add);
     });
     Value view = allocateShared(
         loc, alloc.getType(), swizzleRequests.count(alloc.getResult()),

@@ -639,6 +639,21 @@ private:
   /// Whether the kernel moves registers so (more than 256 threads).
   bool movesRegisters() const;
   std::optional<ProducerWarpgroup> producer;
+  /// A reduce-add the producer warpgroup issues for the consumers
+  /// (tl.producer_reduce, LowerWarpSpecialized.cpp): its tile, the mbarriers
+  /// it is handed over on (full: the consumers' writes are in; empty: the
+  /// boxes have read it), and the consumers' loop index and start.
+  struct ProducerReduce {
+    Value tile, full, empty, k, start;
+  };
+  std::optional<ProducerReduce> producerReduce;
+  /// Before a write of the tile the producer reduces from: the consumers
+  /// wait until the producer's boxes of the iteration before have read it.
+  void waitProducerReduceRead(Location loc, Value tile);
+  /// The producer's loop issuing `add` (in the warp-specialised loop's
+  /// `body`) for every iteration, in the producer's `branch`.
+  void issueProducerReduces(AtomicAddTileOp add, Block &body, Value start, Value end,
+                            scf::IfOp branch);
   /// The tensor maps the kernel takes after its own parameters, in order.
   SmallVector<Attribute> tensorMaps;
   /// Gemms of pipelined loops planned with their wgmma batches in flight.

@@ -237,6 +237,7 @@ int64_t KernelLowering::vectorWidth(CopyOp op) {
 
 LogicalResult KernelLowering::lowerCopy(CopyOp op) {
   waitReduceReads(op.getLoc(), op.getDst());
+  waitProducerReduceRead(op.getLoc(), op.getDst());
   if (tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op))
     return lowerTmaCopy(op);
   Location loc = op.getLoc();
@@ -339,6 +340,17 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
 }
 
 LogicalResult KernelLowering::lowerAtomicAddTile(AtomicAddTileOp op) {
+  if (producerReduce && op.getSrc() == producerReduce->tile) {
+    // Handed to the producer: each thread's writes of the tile reach the
+    // copy engine (a proxy fence), then it arrives on `full`.
+    Location loc = op.getLoc();
+    fenceProxyAsync(loc);
+    NVVM::MBarrierArriveOp::create(rewriter, loc, /*res=*/Type(),
+                                   mbarrierAddress(loc, producerReduce->full, index(rewriter, loc, 0)),
+                                   /*count=*/Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
   if (tlDialect(op).getTmaCopyAttrHelper().isAttrPresent(op))
     return lowerTmaReduce(op);
   Location loc = op.getLoc();

@@ -52,11 +52,19 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
   // barrier.
   Value full, empty;
   Operation *allThreads;
+  AtomicAddTileOp handoff; // a reduce-add the producer issues (tl.producer_reduce)
+  for (auto add : body.getOps<AtomicAddTileOp>())
+    if (tlDialect(add).getProducerReduceAttrHelper().isAttrPresent(add))
+      handoff = add;
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfter(sharedBase.getDefiningOp());
     SmallVector<Value> arrays = initMbarriers(loc, copies, {1, threads});
     full = arrays[0], empty = arrays[1];
+    if (handoff) {
+      SmallVector<Value> reduce = initMbarriers(loc, 1, {threads, 1});
+      producerReduce = ProducerReduce{handoff.getSrc(), reduce[0], reduce[1], Value(), start};
+    }
     allThreads = NVVM::BarrierOp::create(b, loc); // bar.sync 0: the producer warpgroup too
   }
 
@@ -109,6 +117,8 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
     NVVM::MBarrierTryWaitParityOp::create(b, loc, mbarrierAddress(loc, empty, slot), parity,
                                           arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
     issueTmaBoxes(loc, plan, body, j, start, full);
+    if (handoff)
+      issueProducerReduces(handoff, body, start, end, branch);
     producer = ProducerWarpgroup{branch, allThreads, role};
   }
 
@@ -117,6 +127,8 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
   Operation *headerEnd = rotateTiles(op, loop, plan);
   Block &loopBody = *loop.getBody();
   Value k = loop.getInductionVar();
+  if (producerReduce)
+    producerReduce->k = k;
   rewriter.setInsertionPoint(plan.copies.front());
   waitTmaIteration(loc, k, start, copies, full);
   for (CopyOp copy : plan.copies)
@@ -143,6 +155,69 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
   // Before anything reads the accumulators or reuses the tiles.
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
   return lowerBlockFrom(loopBody, headerEnd->getNextNode());
+}
+
+void KernelLowering::issueProducerReduces(AtomicAddTileOp add, Block &body, Value start, Value end,
+                                          scf::IfOp branch) {
+  // The producer warpgroup's second warp (thread T + 32) issues iteration j's
+  // reduce-add once the consumers' writes are in (phase j - start of full),
+  // waits for its boxes to have read the tile and hands it back (empty);
+  // after the last, for the boxes to complete, before the block ends.
+  auto &b = rewriter;
+  Location loc = add.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  Value reducer =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(b, loc, threads + 32));
+  auto reduce = scf::IfOp::create(b, loc, reducer, /*withElse=*/false);
+  b.setInsertionPoint(reduce.thenBlock()->getTerminator());
+  auto adds = scf::ForOp::create(b, loc, start, end, index(b, loc, 1));
+  b.setInsertionPointAfter(adds);
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), /*read=*/nullptr);
+  b.setInsertionPoint(adds.getBody()->getTerminator());
+  Value j = adds.getInductionVar();
+  Value zero = index(b, loc, 0);
+  Value parity = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::AndIOp::create(b, loc, arith::SubIOp::create(b, loc, j, start), index(b, loc, 1)));
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, mbarrierAddress(loc, producerReduce->full, zero),
+                                        parity,
+                                        arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
+  IRMapping mapping;
+  mapping.map(body.getArgument(0), j);
+  SmallVector<Value> offsets;
+  for (Value offset : add.getDstOffsets())
+    offsets.push_back(atIteration(offset, body, mapping));
+  Value tile = add.getSrc();
+  issueTileBoxes(loc, add.getDst(), offsets, add.getDstSizes(), cast<MemRefType>(tile.getType()),
+                 memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), Value(),
+                 /*reduceAdd=*/true);
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
+  NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(),
+                                 mbarrierAddress(loc, producerReduce->empty, zero),
+                                 /*count=*/Value());
+}
+
+void KernelLowering::waitProducerReduceRead(Location loc, Value tile) {
+  if (!producerReduce || tile != producerReduce->tile || !producerReduce->k)
+    return;
+  // Iteration n = k - start writes the tile once the producer has handed
+  // back iteration n - 1's (phase n - 1 of empty, parity (n + 1) & 1; a
+  // fresh mbarrier's phase -1 counts as complete).
+  auto &b = rewriter;
+  Value parity = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::AndIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc,
+                                arith::SubIOp::create(b, loc, producerReduce->k,
+                                                      producerReduce->start),
+                                index(b, loc, 1)),
+          index(b, loc, 1)));
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, loc, mbarrierAddress(loc, producerReduce->empty, index(b, loc, 0)), parity,
+      arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
 }
 
 LogicalResult KernelLowering::separateConsumers() {

@@ -275,13 +275,9 @@ bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &pl
       loop->getParentOp() != kernel.getOperation() || kernel.getThreads() + 128 > 1024 ||
       !atKernelStart(loop.getStart(), kernel) || !atKernelStart(loop.getEnd(), kernel))
     return false;
-  Block &body = loop.getBody().front();
-  SmallVector<Value> leaves;
   for (CopyOp copy : plan.copies)
-    for (Value offset : copy.getSrcOffsets())
-      leavesOutside(offset, body, leaves);
-  if (!llvm::all_of(leaves, [&](Value leaf) { return atKernelStart(leaf, kernel); }))
-    return false;
+    if (!offsetsAtKernelStart(kernel, loop, copy.getSrcOffsets()))
+      return false;
   llvm::SmallPtrSet<Value, 4> rotating;
   for (CopyOp copy : plan.copies)
     rotating.insert(copy.getDst());
@@ -317,6 +313,13 @@ bool tmaTensor(MemRefType tensor, MemRefType tile) {
   return true;
 }
 } // namespace
+
+bool offsetsAtKernelStart(KernelOp kernel, PipelinedOp loop, ValueRange offsets) {
+  SmallVector<Value> leaves;
+  for (Value offset : offsets)
+    leavesOutside(offset, loop.getBody().front(), leaves);
+  return llvm::all_of(leaves, [&](Value leaf) { return atKernelStart(leaf, kernel); });
+}
 
 bool tmaBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile, bool wideElements) {
   int64_t bits = tile.getElementTypeBitWidth();

@@ -143,6 +143,11 @@ bool tmaBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes, mlir::Me
 bool tmaVectorBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes,
                       mlir::MemRefType tile);
 
+/// Whether a producer warpgroup can compute `offsets`, used in the body of
+/// `loop` (a loop directly in `kernel`'s body): pure ops in the body on its
+/// index and values computable at the kernel's start.
+bool offsetsAtKernelStart(KernelOp kernel, PipelinedOp loop, mlir::ValueRange offsets);
+
 /// The largest power of two (up to 2^20) known to divide an index value built
 /// from constants, +, * and the ops that keep divisibility.
 int64_t knownDivisor(mlir::Value value);

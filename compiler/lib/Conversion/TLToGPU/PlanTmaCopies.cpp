@@ -19,7 +19,10 @@
 //     tiles, the backward's dK and dV, stay with the threads: not measured).
 // It marks the tl.atomic_add_tile ops that can go as TMA reduce-add boxes
 // too (tmaReduceCapable), wherever they stand: the tile's writes wait for the
-// boxes before (LowerTma.cpp).
+// boxes before (LowerTma.cpp). Such an add in a loop with a producer
+// warpgroup that can issue it (producerCanReduce) is marked
+// `tl.producer_reduce` as well: the consumers hand the tile to the producer
+// (LowerWarpSpecialized.cpp), FlashAttention-3's dQ.
 // The lowering (LowerTma.cpp) emits them; tl-plan-shared-memory aligns such
 // tiles at 1024 bytes.
 //
@@ -117,6 +120,27 @@ bool tmaReduceCapable(AtomicAddTileOp add, const lowering::LayoutMap &layouts) {
                     /*wideElements=*/true);
 }
 
+/// Whether the producer warpgroup of a warp-specialised loop can issue
+/// `add` (a reduce-add by TMA) for the consumers: it stands directly in that
+/// loop's body, its offsets computable by the producer, and its tile is
+/// written only by copies directly in the body before it and read by nothing
+/// else (the consumers write it, then hand it over on an mbarrier; the
+/// producer hands it back once its boxes have read it).
+bool producerCanReduce(AtomicAddTileOp add, KernelOp kernel) {
+  auto loop = dyn_cast<PipelinedOp>(add->getParentOp());
+  auto tile = add.getSrc().getDefiningOp<AllocSharedOp>();
+  if (!loop || !tile || loop->getParentOp() != kernel.getOperation() ||
+      !tlDialect(kernel).getWarpSpecializedAttrHelper().isAttrPresent(loop) ||
+      !offsetsAtKernelStart(kernel, loop, add.getDstOffsets()))
+    return false;
+  return llvm::all_of(tile->getUsers(), [&](Operation *user) {
+    auto copy = dyn_cast<CopyOp>(user);
+    return user == add.getOperation() ||
+           (copy && copy.getDst() == tile.getResult() && user->getBlock() == add->getBlock() &&
+            user->isBeforeInBlock(add));
+  });
+}
+
 struct PlanTmaCopiesPass : public tl::impl::PlanTmaCopiesBase<PlanTmaCopiesPass> {
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
@@ -126,8 +150,11 @@ struct PlanTmaCopiesPass : public tl::impl::PlanTmaCopiesBase<PlanTmaCopiesPass>
         if (tmaCopyCapable(copy, kernel, layouts))
           tlDialect(kernel).getTmaCopyAttrHelper().setAttr(copy, b.getUnitAttr());
       kernel.walk([&](AtomicAddTileOp add) {
-        if (tmaReduceCapable(add, layouts))
-          tlDialect(kernel).getTmaCopyAttrHelper().setAttr(add, b.getUnitAttr());
+        if (!tmaReduceCapable(add, layouts))
+          return;
+        tlDialect(kernel).getTmaCopyAttrHelper().setAttr(add, b.getUnitAttr());
+        if (producerCanReduce(add, kernel))
+          tlDialect(kernel).getProducerReduceAttrHelper().setAttr(add, b.getUnitAttr());
       });
     });
   }

@@ -70,6 +70,10 @@ def TL_Dialect : Dialect {
     // global tensor and a shared tile that goes by TMA (sm_90a): a load on an
     // mbarrier, or a bulk store.
     "::mlir::UnitAttr":$tma_copy,
+    // ... and, on such a reduce-add (tl.atomic_add_tile) in a loop with a
+    // producer warpgroup, that the producer issues it: the consumers hand the
+    // tile over on mbarriers (LowerWarpSpecialized.cpp).
+    "::mlir::UnitAttr":$producer_reduce,
     // tl-plan-shared-memory: a shared tile's byte offset in dynamic shared
     // memory.
     "::mlir::IntegerAttr":$offset,
