@@ -1,5 +1,6 @@
 // RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines -split-input-file | FileCheck %s --check-prefix=PLAN
 // RUN: tl-opt %s --tl-gpu-lowering=wgmma=true -split-input-file | FileCheck %s
+// RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines --tl-plan-tma-copies -split-input-file | FileCheck %s --check-prefix=HANDOFF
 // A TMA loop with its wgmma batches in flight, directly in the kernel body,
 // after every use of the shared tiles, in a kernel taking more than half of
 // the shared memory (here 4 x 32 KiB), gets a producer warpgroup: the kernel
@@ -276,7 +277,7 @@ func.func @vector_requested(%A: memref<256x64xf16>, %L: memref<4x256xf32>, %C: m
       tl.copy %A[%k0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
       tl.copy %L[%bx, %k0] [1, 64] to %l[%c0] [64] : memref<4x256xf32> to memref<64xf32, #tl.scope<shared>>
       tl.fill %c, %zero : memref<64x64xf32, #tl.scope<fragment>>, f32
-      tl.gemm %a, %a, %c {transpose_B} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+      tl.gemm %a, %a, %c {transpose_b} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
       tl.parallel [64, 64] {
       ^bb0(%i: index, %j: index):
         %x = memref.load %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
@@ -324,7 +325,7 @@ func.func @vector_unrequested(%A: memref<256x64xf16>, %L: memref<4x256xf32>, %C:
       tl.copy %A[%k0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
       tl.copy %L[%bx, %k0] [1, 64] to %l[%c0] [64] : memref<4x256xf32> to memref<64xf32, #tl.scope<shared>>
       tl.fill %c, %zero : memref<64x64xf32, #tl.scope<fragment>>, f32
-      tl.gemm %a, %a, %c {transpose_B} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+      tl.gemm %a, %a, %c {transpose_b} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
       tl.parallel [64, 64] {
       ^bb0(%i: index, %j: index):
         %x = memref.load %c[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
@@ -336,6 +337,71 @@ func.func @vector_unrequested(%A: memref<256x64xf16>, %L: memref<4x256xf32>, %C:
       }
     }
     tl.copy %o[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// A reduce-add by TMA in the loop, of a shared tile the consumers write there
+// (the staged backward's dQ): the producer warpgroup issues it
+// (tl.producer_reduce). Two more mbarriers hand the tile over: full (count
+// T), which each consumer arrives at after its writes and a proxy fence;
+// empty (count 1), which the producer's thread T + 32 arrives at once its
+// boxes have read the tile. The consumers wait for empty before writing
+// (parity (n + 1) & 1 in iteration n); the producer for full (parity n & 1),
+// then issues, commits, waits for the read and, after its loop, for the
+// boxes to complete.
+
+// PLAN-LABEL: func.func @reduce_handed_over
+// HANDOFF-LABEL: func.func @reduce_handed_over
+// HANDOFF: tl.atomic_add_tile {{.*}} {tl.producer_reduce, tl.tma_copy}
+// CHECK-LABEL: gpu.func @reduce_handed_over
+// The consumers' loop: the tile's wait comes after the gemm, the fence and
+// the arrival after the tile's writes, and no reduce-add.
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[N:.*]] = arith.subi %[[K:.*]], %c0
+// CHECK-NEXT: %[[N1:.*]] = arith.addi %[[N]]
+// CHECK-NEXT: %[[P:.*]] = arith.andi %[[N1]]
+// CHECK-NEXT: %[[PARITY:.*]] = arith.index_cast %[[P]]
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %[[PARITY]]
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
+// CHECK: nvvm.fence.proxy
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
+// The producer: loads (thread T), then the reduce-adds (thread T + 32).
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: arith.cmpi eq, %{{.*}}, %c160
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.reduce
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: }
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0
+// CHECK-NOT: read
+// CHECK: gpu.return
+func.func @reduce_handed_over(%A: memref<256x64xf16>, %Acc: memref<256x64xf32>) {
+  tl.kernel grid [1] threads 128 attributes {tl.producer_warpgroup} {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %t = tl.alloc_shared : memref<64x64xf32, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.pipelined %c0 to %c4 stages 1 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %A[%k0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+      tl.fill %c, %zero : memref<64x64xf32, #tl.scope<fragment>>, f32
+      tl.gemm %a, %a, %c {transpose_b} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+      tl.copy %c[%c0, %c0] [64, 64] to %t[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32, #tl.scope<shared>>
+      tl.atomic_add_tile %t[%c0, %c0] [64, 64] to %Acc[%k0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<shared>> to memref<256x64xf32>
+    }
   }
   return
 }

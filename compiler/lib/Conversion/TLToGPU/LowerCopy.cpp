@@ -243,7 +243,12 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
   Location loc = op.getLoc();
   Value src = op.getSrc(), dst = op.getDst();
   SmallVector<int64_t> extents = nonUnitExtents(op.getSrcSizes());
-  bool writesShared = isShared(dst);
+  // A shared tile's writes are fenced by barriers on both sides, but for the
+  // tile handed to the producer warpgroup: nothing else reads it, its
+  // previous reads (the producer's boxes) are waited for above, and each
+  // thread hands its writes over itself (lowerAtomicAddTile).
+  bool writesShared =
+      isShared(dst) && !(producerReduce && dst == producerReduce->tile && producerReduce->k);
   if (writesShared)
     barrier(loc);
   if (auto entry = pipelines.entryCopies.find(op.getOperation());
