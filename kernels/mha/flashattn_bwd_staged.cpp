@@ -32,7 +32,10 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
   // Block (bx, by, bz): keys by*block_M .. +block_M of head bx, batch bz; it
   // walks the queries block_N at a time.
   p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
-    if (producer_warpgroup)
+    // Not with convert_dq: its last_to_arrive tells the block's threads who
+    // came last by a barrier with a reduction over all of them, which a
+    // producer warpgroup's kernel cannot have (tl-check-sync).
+    if (producer_warpgroup && !convert_dq)
       use_producer_warpgroup();
     Buffer K_shared = alloc_shared({block_M, dim}, dtype);
     Buffer V_shared = alloc_shared({block_M, dim}, dtype);

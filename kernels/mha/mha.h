@@ -118,8 +118,9 @@ void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr b
 /// `dq_tile`, `convert_dq` and `mma_tile_dq` as flashattn_bwd's. With
 /// `producer_warpgroup` (sm_90a, with `wgmma`) a producer warpgroup loads
 /// each query block's Q, dO, lse and Delta by TMA (use_producer_warpgroup),
-/// where the loop's copies can all go by TMA (else the kernel's own threads
-/// load them, as without).
+/// where the loop's copies can all go by TMA and dQ is not converted in the
+/// kernel (`convert_dq`; else the kernel's own threads load them, as
+/// without).
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                                   int block_M, int block_N, int threads = 128, int num_stages = 1,
                                   bool deterministic = false, bool wgmma = false,

@@ -230,7 +230,7 @@ TEST_CASE("MHA backward with a producer warpgroup loading its query blocks (bwdP
     checkMHA(1, 2, 201, c.dim, true, config);
     config.deterministic = true;
     checkMHA(1, 2, 200, c.dim, true, config);
-    if (c.dim == 256)
+    if (c.dim == 256 || c.stages > 1)
       continue; // no room for a dQ tile
     // dQ through a shared tile: the consumers hand it to the producer
     // warpgroup, which reduce-adds it by TMA (tl.producer_reduce); in a

@@ -360,6 +360,19 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
         CHECK(std::stoi(spills[1]) <= allowance);
         CHECK(output.find("(C75") == std::string::npos);
       }
+      // The backward's options on top (the sweep's, the API's) still lower,
+      // at a ragged length whose lse rows TMA can load (4092 x 4 bytes):
+      // convert_dq drops the producer warpgroup, whose kernels cannot take
+      // last_to_arrive's reduction barrier; a deterministic one keeps it.
+      for (int variant = 0; variant < 3; ++variant) {
+        mha::AttentionConfig c = config;
+        c.deterministic = variant != 1;
+        c.bwdConvertDq = variant != 0;
+        INFO("backward D=" << s.dim << " causal=" << causal << " deterministic="
+                           << c.deterministic << " convert_dq=" << c.bwdConvertDq);
+        CHECK_NOTHROW(tl::compileForGPU(
+            mha::backwardKernel(1, 2, s.seq - 4, s.dim, causal, c), "sm_90a"));
+      }
     }
 }
 
