@@ -368,10 +368,10 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
         mha::AttentionConfig c = config;
         c.deterministic = variant != 1;
         c.bwdConvertDq = variant != 0;
-        INFO("backward D=" << s.dim << " causal=" << causal << " deterministic="
-                           << c.deterministic << " convert_dq=" << c.bwdConvertDq);
-        CHECK_NOTHROW(tl::compileForGPU(
-            mha::backwardKernel(1, 2, s.seq - 4, s.dim, causal, c), "sm_90a"));
+        INFO("backward D=" << s.dim << " causal=" << causal << " deterministic=" << c.deterministic
+                           << " convert_dq=" << c.bwdConvertDq);
+        CHECK_NOTHROW(
+            tl::compileForGPU(mha::backwardKernel(1, 2, s.seq - 4, s.dim, causal, c), "sm_90a"));
       }
     }
 }

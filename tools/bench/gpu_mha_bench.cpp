@@ -167,12 +167,18 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 /// staged one on wgmma at the blocks that fit without spilling (ptxas -v).
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)
-    return {bwd(128, 128, 256, 1),          bwd(128, 64, 256, 1),
-            bwd(128, 64, 256, 2),           bwd(64, 64, 128, 2),
-            bwd(64, 32, 128, 1, false),     bwd(64, 64, 128, 1, false),
-            bwdWgmmaStaged(64, 64, 128, 1), bwdWgmmaStaged(64, 64, 128, 2),
-            bwdWgmmaStaged(128, 128, 256, 1), bwdWgmmaStaged(128, 64, 256, 1),
-            bwdWgmmaStaged(128, 128, 256, 1, true), bwdWgmmaStaged(128, 128, 256, 2, true)};
+    return {bwd(128, 128, 256, 1),
+            bwd(128, 64, 256, 1),
+            bwd(128, 64, 256, 2),
+            bwd(64, 64, 128, 2),
+            bwd(64, 32, 128, 1, false),
+            bwd(64, 64, 128, 1, false),
+            bwdWgmmaStaged(64, 64, 128, 1),
+            bwdWgmmaStaged(64, 64, 128, 2),
+            bwdWgmmaStaged(128, 128, 256, 1),
+            bwdWgmmaStaged(128, 64, 256, 1),
+            bwdWgmmaStaged(128, 128, 256, 1, true),
+            bwdWgmmaStaged(128, 128, 256, 2, true)};
   if (D == 128)
     return {bwd(128, 64, 256, 2),
             bwd(128, 64, 256, 1),
@@ -182,9 +188,12 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 64, 256, 1),
             bwdWgmmaStaged(128, 64, 256, 1, true),
             bwdWgmmaStaged(128, 64, 256, 2, true)};
-  return {bwd(64, 64, 256, 1),           bwd(64, 32, 256, 2),
-          bwd(32, 32, 256, 1),           bwd(64, 64, 128, 1),
-          bwdWgmmaStaged(64, 64, 256, 1), bwdWgmmaStaged(64, 64, 256, 1, true)};
+  return {bwd(64, 64, 256, 1),
+          bwd(64, 32, 256, 2),
+          bwd(32, 32, 256, 1),
+          bwd(64, 64, 128, 1),
+          bwdWgmmaStaged(64, 64, 256, 1),
+          bwdWgmmaStaged(64, 64, 256, 1, true)};
 }
 
 std::string forwardText(const mha::AttentionConfig &c) {
@@ -198,8 +207,8 @@ std::string backwardText(const mha::AttentionConfig &c) {
   return std::string(c.bwdStaged ? "staged " : "") + std::to_string(c.bwdBlockM) + "x" +
          std::to_string(c.bwdBlockN) + "/" + std::to_string(c.bwdThreads) + "/s" +
          std::to_string(c.bwdStages) + (c.bwdStaged && c.bwdWgmma ? " wgmma" : "") +
-         (c.bwdProducer ? " producer" : "") +
-         (c.bwdDqTile ? " dq-tile" : "") + (c.bwdConvertDq ? " convert-dq" : "") +
+         (c.bwdProducer ? " producer" : "") + (c.bwdDqTile ? " dq-tile" : "") +
+         (c.bwdConvertDq ? " convert-dq" : "") +
          (c.bwdDqMmaTiles && !c.bwdDqTile ? " dq-mma-tiles" : "");
 }
 
@@ -338,8 +347,9 @@ int main(int argc, char **argv) {
       continue;
     }
     const std::pair<std::string, int *> switches[] = {
-        {"--stage-o", &stageO},       {"--overlap", &overlap},    {"--dq-tile", &dqTile},
-        {"--convert-dq", &convertDq}, {"--bwd-wgmma", &bwdWgmma}, {"--dq-mma-tiles", &dqMmaTiles},
+        {"--stage-o", &stageO},          {"--overlap", &overlap},
+        {"--dq-tile", &dqTile},          {"--convert-dq", &convertDq},
+        {"--bwd-wgmma", &bwdWgmma},      {"--dq-mma-tiles", &dqMmaTiles},
         {"--bwd-producer", &bwdProducer}};
     auto flag = std::find_if(std::begin(switches), std::end(switches), [&](const auto &s) {
       return arg == s.first + "=0" || arg == s.first + "=1";
@@ -358,10 +368,12 @@ int main(int argc, char **argv) {
     }
     Shape s{};
     if (std::sscanf(argv[i], "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4) {
-      std::fprintf(stderr, "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
-                           "[--autotune[=forward|backward]] [--deterministic] "
-                           "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1] "
-                           "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]\n");
+      std::fprintf(
+          stderr,
+          "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
+          "[--autotune[=forward|backward]] [--deterministic] "
+          "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1] "
+          "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

@@ -350,9 +350,10 @@ LogicalResult KernelLowering::lowerAtomicAddTile(AtomicAddTileOp op) {
     // copy engine (a proxy fence), then it arrives on `full`.
     Location loc = op.getLoc();
     fenceProxyAsync(loc);
-    NVVM::MBarrierArriveOp::create(rewriter, loc, /*res=*/Type(),
-                                   mbarrierAddress(loc, producerReduce->full, index(rewriter, loc, 0)),
-                                   /*count=*/Value());
+    NVVM::MBarrierArriveOp::create(
+        rewriter, loc, /*res=*/Type(),
+        mbarrierAddress(loc, producerReduce->full, index(rewriter, loc, 0)),
+        /*count=*/Value());
     rewriter.eraseOp(op);
     return success();
   }

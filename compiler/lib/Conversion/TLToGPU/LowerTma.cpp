@@ -132,8 +132,8 @@ void KernelLowering::issueTileBoxes(Location at, Value tensor, ValueRange offset
   bool vector = tileType.getRank() == 1;
   int64_t columns = tileType.getDimSize(tileType.getRank() - 1);
   int64_t rows = vector ? 1 : tileType.getDimSize(0);
-  int64_t atom = vector ? columns * tileType.getElementTypeBitWidth() / 8
-                        : wgmmaAtomBytes(tileType);
+  int64_t atom =
+      vector ? columns * tileType.getElementTypeBitWidth() / 8 : wgmmaAtomBytes(tileType);
   int64_t atomElements = atom * 8 / tileType.getElementTypeBitWidth();
   // The box: the region's extents, the innermost one atom wide.
   SmallVector<int64_t> box(sizes);

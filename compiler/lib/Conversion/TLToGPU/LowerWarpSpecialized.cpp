@@ -208,13 +208,12 @@ void KernelLowering::waitProducerReduceRead(Location loc, Value tile) {
   auto &b = rewriter;
   Value parity = arith::IndexCastOp::create(
       b, loc, b.getI32Type(),
-      arith::AndIOp::create(
-          b, loc,
-          arith::AddIOp::create(b, loc,
-                                arith::SubIOp::create(b, loc, producerReduce->k,
-                                                      producerReduce->start),
-                                index(b, loc, 1)),
-          index(b, loc, 1)));
+      arith::AndIOp::create(b, loc,
+                            arith::AddIOp::create(b, loc,
+                                                  arith::SubIOp::create(b, loc, producerReduce->k,
+                                                                        producerReduce->start),
+                                                  index(b, loc, 1)),
+                            index(b, loc, 1)));
   NVVM::MBarrierTryWaitParityOp::create(
       b, loc, mbarrierAddress(loc, producerReduce->empty, index(b, loc, 0)), parity,
       arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
