@@ -35,7 +35,8 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
     // Not with convert_dq: its last_to_arrive tells the block's threads who
     // came last by a barrier with a reduction over all of them, which a
     // producer warpgroup's kernel cannot have (tl-check-sync).
-    if (producer_warpgroup && !convert_dq)
+    const bool producer = producer_warpgroup && !convert_dq;
+    if (producer)
       use_producer_warpgroup();
     Buffer K_shared = alloc_shared({block_M, dim}, dtype);
     Buffer V_shared = alloc_shared({block_M, dim}, dtype);
@@ -94,7 +95,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
           dsT_shared(i, j) = pij * (dpT(i, j) - delta(j)) * sm_scale;
         });
       };
-      if (is_causal && producer_warpgroup) {
+      if (is_causal && producer) {
         // One loop, masked throughout: the consumers' barriers after its
         // shared writes then stand under no condition on the block index,
         // which tl-check-sync could not follow in a warp-specialised kernel.

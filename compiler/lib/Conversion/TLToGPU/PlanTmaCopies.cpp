@@ -122,7 +122,8 @@ bool tmaReduceCapable(AtomicAddTileOp add, const lowering::LayoutMap &layouts) {
 
 /// Whether the producer warpgroup of a warp-specialised loop can issue
 /// `add` (a reduce-add by TMA) for the consumers: it stands directly in that
-/// loop's body, its offsets computable by the producer, and its tile is
+/// loop's body (the body's only tile add: the producer takes one), its
+/// offsets computable by the producer, and its tile is
 /// written only by copies directly in the body before it and read by nothing
 /// else (the consumers write it, then hand it over on an mbarrier; the
 /// producer hands it back once its boxes have read it).
@@ -131,7 +132,8 @@ bool producerCanReduce(AtomicAddTileOp add, KernelOp kernel) {
   auto tile = add.getSrc().getDefiningOp<AllocSharedOp>();
   if (!loop || !tile || loop->getParentOp() != kernel.getOperation() ||
       !tlDialect(kernel).getWarpSpecializedAttrHelper().isAttrPresent(loop) ||
-      !offsetsAtKernelStart(kernel, loop, add.getDstOffsets()))
+      !offsetsAtKernelStart(kernel, loop, add.getDstOffsets()) ||
+      !llvm::hasSingleElement(loop.getBody().front().getOps<AtomicAddTileOp>()))
     return false;
   return llvm::all_of(tile->getUsers(), [&](Operation *user) {
     auto copy = dyn_cast<CopyOp>(user);
