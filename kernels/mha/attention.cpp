@@ -126,9 +126,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // at S = 1024, 12% at 4096 and 16384 (results/2026-12-03-h200-session20.md).
     c.bwdWgmma = c.bwdStaged;
     // From S = 1024, a producer warpgroup loads the staged backward's Q, dO,
-    // lse and Delta by TMA (its consumers take 240 registers): 3-7% less
+    // lse and Delta by TMA (its consumers take 240 registers): 1-7% less
     // main-kernel time at D=128 and 256 and D=64 non-causal, S = 1024 and
-    // 4096, though it spills 4-44 bytes where it spilled none; at D=64 causal
+    // 4096 (D=128 causal 1.0% and 2.6%), though it spills 4-44 bytes where it
+    // spilled none; at D=64 causal
     // 4-7% more (its one masked P/dS loop spills 56 bytes against 40)
     // (tl-bench-gpu --bwd-producer=1|0, results/2026-12-03-h200-session21.md).
     // Shorter launches were not measured (at S = 256 the four-iteration loop

@@ -34,8 +34,10 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
   p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
     // Not with convert_dq: its last_to_arrive tells the block's threads who
     // came last by a barrier with a reduction over all of them, which a
-    // producer warpgroup's kernel cannot have (tl-check-sync).
-    const bool producer = producer_warpgroup && !convert_dq;
+    // producer warpgroup's kernel cannot have (tl-check-sync). Nor where TMA
+    // cannot load lse's and Delta's rows (seq_len x 4 bytes, a multiple of
+    // 16): the loop then keeps the kernel's own loads, and its two P/dS loops.
+    const bool producer = producer_warpgroup && !convert_dq && seq_len % 4 == 0;
     if (producer)
       use_producer_warpgroup();
     Buffer K_shared = alloc_shared({block_M, dim}, dtype);

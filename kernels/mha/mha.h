@@ -118,9 +118,10 @@ void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr b
 /// `dq_tile`, `convert_dq` and `mma_tile_dq` as flashattn_bwd's. With
 /// `producer_warpgroup` (sm_90a, with `wgmma`) a producer warpgroup loads
 /// each query block's Q, dO, lse and Delta by TMA (use_producer_warpgroup),
-/// where the loop's copies can all go by TMA and dQ is not converted in the
-/// kernel (`convert_dq`; else the kernel's own threads load them, as
-/// without).
+/// where seq_len is a multiple of 4 (lse's and Delta's rows by TMA) and dQ
+/// is not converted in the kernel (`convert_dq`); elsewhere the kernel's own
+/// threads load them, as without. Causal, its P/dS loop is then one masked
+/// loop.
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                                   int block_M, int block_N, int threads = 128, int num_stages = 1,
                                   bool deterministic = false, bool wgmma = false,

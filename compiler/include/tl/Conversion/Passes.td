@@ -95,7 +95,10 @@ def PlanTmaCopies : Pass<"tl-plan-tma-copies", "::mlir::ModuleOp"> {
     operands (WgmmaOperands.h), which is the boxes' swizzle. Copies in loops
     (pipelined ones are tl-plan-pipelines' work), tiles a loop rotates, tiles
     an annotate_layout places, and tiles an mma.sync gemm reads stay as they
-    are. Run only for a Hopper target.
+    are. A tl.atomic_add_tile of a whole shared tile into such a region gets
+    `tl.tma_copy` too (TMA reduce-add boxes), and, as the only one in a loop
+    with a producer warpgroup whose producer can compute its offsets,
+    `tl.producer_reduce`: the producer issues it. Run only for a Hopper target.
   }];
 }
 

@@ -29,6 +29,13 @@
 //   if (warpgroup == T/128) { setmaxnreg.dec;
 //                             if (tid == T) for k: wait empty; arm full;
 //                                                  issue boxes }
+// A TMA reduce-add the plan hands to the producer (tl.producer_reduce, the
+// loop's only one: the staged backward's dQ) adds a second pair, one each:
+//   full   arrival count T: each consumer, after its writes of the tile and a
+//          proxy fence (it waited on empty before writing);
+//   empty  arrival count 1: the producer's thread T + 32, which waits on full
+//          (parity n & 1 in iteration n), issues the boxes and waits for
+//          them to have read the tile (issueProducerReduces).
 // separateConsumers builds the first branch after the whole kernel is
 // lowered: the work past the barrier moves in, but for the pure ops both
 // branches use (the producer's bounds and offsets are such: the plan checks)

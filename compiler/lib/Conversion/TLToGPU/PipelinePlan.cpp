@@ -337,7 +337,9 @@ bool tmaBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile, boo
 
 bool tmaVectorBoxable(MemRefType tensor, ArrayRef<int64_t> sizes, MemRefType tile) {
   int64_t bits = tile.getElementTypeBitWidth();
-  if (tile.getRank() != 1 || !(bits == 16 || bits == 32) || tile.getDimSize(0) > 256 ||
+  Type element = tile.getElementType();
+  bool mapped = element.isF16() || element.isBF16() || element.isF32() || element.isInteger(32);
+  if (tile.getRank() != 1 || !mapped || tile.getDimSize(0) > 256 ||
       tile.getDimSize(0) * bits / 8 % 128 != 0 || !tmaTensor(tensor, tile))
     return false;
   return sizes.back() == tile.getDimSize(0) &&

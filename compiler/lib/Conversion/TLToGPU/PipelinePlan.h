@@ -136,7 +136,8 @@ bool tmaBoxable(mlir::MemRefType tensor, llvm::ArrayRef<int64_t> sizes, mlir::Me
 
 /// Whether one TMA box without swizzle can load the region of extents
 /// `sizes` of the global `tensor` into the 1-D shared `tile` (a pipelined
-/// loop's vector, PipelinePlan.h): 16- or 32-bit elements, at most 256 of them
+/// loop's vector, PipelinePlan.h): f16, bf16, f32 or i32 elements (those the
+/// runtime's tensor maps take), at most 256 of them
 /// in whole 128-byte lines (so that every rotating copy starts on 128 bytes,
 /// as a tensor copy's destination must), the region's one non-unit extent
 /// innermost; the tensor as for tmaBoxable.

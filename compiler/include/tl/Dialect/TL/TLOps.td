@@ -198,7 +198,8 @@ def TL_AtomicAddTileOp : TL_Op<"atomic_add_tile", [AttrSizedOperandSegments]> {
     destination region past the tensor's end are not added to. On sm_90a a
     whole shared tile of a kernel tensor without an index-map layout goes as
     TMA reduce-add boxes (tl-plan-tma-copies): one thread issues them after
-    the block's writes of the tile, and the copy engine adds in L2.
+    the block's writes of the tile (in a loop with a producer warpgroup, the
+    producer's, tl.producer_reduce), and the copy engine adds in L2.
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$src, Variadic<Index>:$src_offsets,
                        DenseI64ArrayAttr:$src_sizes,
