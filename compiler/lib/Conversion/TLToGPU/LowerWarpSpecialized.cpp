@@ -183,13 +183,7 @@ void KernelLowering::issueProducerReduces(AtomicAddTileOp add, Block &body, Valu
   NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), /*read=*/nullptr);
   b.setInsertionPoint(adds.getBody()->getTerminator());
   Value j = adds.getInductionVar();
-  Value zero = index(b, loc, 0);
-  Value parity = arith::IndexCastOp::create(
-      b, loc, b.getI32Type(),
-      arith::AndIOp::create(b, loc, arith::SubIOp::create(b, loc, j, start), index(b, loc, 1)));
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, mbarrierAddress(loc, producerReduce->full, zero),
-                                        parity,
-                                        arith::ConstantIntOp::create(b, loc, kTryWaitTicks, 32));
+  waitTmaIteration(loc, j, start, /*copies=*/1, producerReduce->full); // phase j - start
   IRMapping mapping;
   mapping.map(body.getArgument(0), j);
   SmallVector<Value> offsets;
@@ -202,7 +196,7 @@ void KernelLowering::issueProducerReduces(AtomicAddTileOp add, Block &body, Valu
   NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
   NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(),
-                                 mbarrierAddress(loc, producerReduce->empty, zero),
+                                 mbarrierAddress(loc, producerReduce->empty, index(b, loc, 0)),
                                  /*count=*/Value());
 }
 
