@@ -2,7 +2,8 @@
 # What one call on the GPU machine runs (see shared/device.md): from the
 # repository root there, with .carry/ carried (bash scripts/carry.sh here).
 #   bash scripts/gpu-session.sh PART...
-# Parts, each logging under $OUT (or ./gpu-out without one):
+# Parts, each logging under $OUT (or ./gpu-out without one; a sanitizer's whole
+# output goes beside its summary, in X.full.log for X.log):
 #   tests     the SASS check (tests/sass_check.sh) and every GPU test
 #             (tl-gpu-tests, the 200-shape sweep included) -> sass.log, tests.log
 #   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and
@@ -137,13 +138,18 @@ alternating() {
   peer sdpa_peer.py "$log" "$@"
 }
 # sanitized LOG FILTER: the GPU tests FILTER picks under memcheck, racecheck
-# and synccheck, each one's summary appended to LOG.
+# and synccheck, each one's summary appended to LOG and its whole output (the
+# first 4 MB) to LOG's .full.log beside it.
 sanitized() {
-  local log=$1 filter=$2
+  local log=$1 filter=$2 whole
+  whole=$(mktemp)
   for tool in memcheck racecheck synccheck; do
     echo "--- $tool" | tee -a "$log"
-    compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$filter" 2>&1 | tail -4 | tee -a "$log"
+    compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$filter" > "$whole" 2>&1
+    tail -4 "$whole" | tee -a "$log"
+    { echo "--- $tool: $filter"; head -c 4000000 "$whole"; } >> "${log%.log}.full.log"
   done
+  rm -f "$whole"
 }
 
 for part in "$@"; do

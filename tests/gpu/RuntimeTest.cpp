@@ -1,12 +1,13 @@
 // The runtime on the GPU: device tensors (owning and borrowed), streams,
 // out_idx on the device, signature checks, and modules from ptxas's cubin
-// and from the driver's PTX JIT.
+// and the driver's PTX JIT, and launch sequences timed as the peers are.
 #include "Numerics.h"
 
 #include "tl/Compiler/Ptxas.h"
 #include "tl/dsl.h"
 #include "tl/runtime/DeviceTensor.h"
 #include "tl/runtime/GPUKernel.h"
+#include "tl/runtime/QueuedTiming.h"
 
 #include <cstdlib>
 
@@ -107,4 +108,27 @@ TEST_CASE("modules load from ptxas's cubin and from PTX through the driver JIT",
   CHECK_FALSE(jitted.loadedCubin());
   for (GPUKernel *kernel : {&fromCache, &jitted})
     checkClose("Y", (*kernel)({&x, &z})[0].toFloat(), expectedAxpy(x, z), 0, 1e-6);
+}
+
+TEST_CASE("a launch sequence is timed as the peers are: cold L2, queued back to back",
+          "[runtime]") {
+  // Y = 2 X + Z, then W = 2 Y + Z: the second launch reads what the first
+  // wrote, so both ran, in order, by the time the timing returns.
+  GPUKernel kernel(axpy());
+  HostTensor x = randomTensor({256, 64}, f32, 6), z = randomTensor({256, 64}, f32, 7);
+  DeviceTensor dx = DeviceTensor::fromHost(x), dz = DeviceTensor::fromHost(z);
+  DeviceTensor dy({256, 64}, f32), dw({256, 64}, f32);
+  tl::runtime::QueuedTimingOptions options{.warmup = 1, .minRepeats = 3, .maxRepeats = 10};
+  double ms = tl::runtime::timeQueuedColdL2(
+      {{&kernel, {&dx, &dz, &dy}}, {&kernel, {&dy, &dz, &dw}}}, options);
+  CHECK(ms > 0);
+  CHECK(ms < 100); // two launches of a 64 KB kernel
+  std::vector<float> y = expectedAxpy(x, z), w(y.size());
+  for (std::size_t i = 0; i < w.size(); ++i)
+    w[i] = 2 * y[i] + z.at(static_cast<std::int64_t>(i));
+  checkClose("W", dw.toHost().toFloat(), w, 0, 1e-5);
+  // A bad argument is the launch's error, not a timing.
+  DeviceTensor small({8}, f32);
+  CHECK_THROWS_WITH(tl::runtime::timeQueuedColdL2({{&kernel, {&dx, &small, &dy}}}, options),
+                    Catch::Contains("argument 1 'Z' has shape [8], expected [256, 64]"));
 }

@@ -1,11 +1,14 @@
 // Tests of the CPU backend that do not carry over to the GPU: host-thread
-// semantics of local buffers, the signature checks, f16 conversion.
+// semantics of local buffers, the signature checks, f16 conversion, the
+// launch-sequence timer's argument checks.
 #include "Numerics.h"
 
 #include "tl/dsl.h"
 #include "tl/runtime/CPUKernel.h"
 
 #include "tl/runtime/DeviceTensor.h"
+#include "tl/runtime/QueuedTiming.h"
+
 #include <bit>
 #include <limits>
 
@@ -200,4 +203,11 @@ TEST_CASE("in_turn: turns out of launch order end the launch with an error, not 
   HostTensor sum({1}, f32), turn({1}, i32);
   CHECK_THROWS_WITH(kernel.run({&sum, &turn}),
                     Catch::Contains("never came") && Catch::Contains("launch order"));
+}
+
+TEST_CASE("a launch sequence to time must hold launches of kernels", "[runtime]") {
+  // Checked before the driver is opened: the same error with a GPU and without.
+  CHECK_THROWS_AS(tl::runtime::timeQueuedColdL2({}), std::invalid_argument);
+  CHECK_THROWS_WITH(tl::runtime::timeQueuedColdL2({{nullptr, {}}}),
+                    Catch::Contains("a launch without a kernel"));
 }

@@ -1,10 +1,18 @@
 // Benchmark (not a test): our flash-attention forward and backward on the
 // GPU, at the shapes of shared/anchors.md (B*S = 16384, H*D = 2048) and the
-// reference's own, causal and not. Kernel time only (CUDA events, median of
-// 20 after 5 warm-ups); backward = preprocess (which zeroes the dQ
-// accumulator, as FlashAttention-2's does) + main kernel + postprocess (0,
-// and no zeroing, when the main kernel converts dQ itself and leaves the
-// accumulator zero).
+// reference's own, causal and not. The backward is the preprocess (which
+// zeroes the dQ accumulator, as FlashAttention-2's does), the main kernel and
+// the postprocess (none, and no zeroing, when the main kernel converts dQ
+// itself and leaves the accumulator zero). Two timings of each:
+// - fwd_ms_queued, bwd_ms_queued: as sdpa_peer.py times the peers
+//   (triton.testing.do_bench; tl::runtime::timeQueuedColdL2): L2 flushed before
+//   each repeat, the backward's kernels queued back to back, the median. The
+//   ratios against the peers use these.
+// - fwd_ms, bwd_ms (= the sum of bwd_parts_ms): each kernel alone, an event
+//   pair around one launch and a wait after it (GPUKernel::benchmark, median
+//   of 20 after 5 warm-ups), on a warm L2. They count the host's launch
+//   latency (a few microseconds a kernel) and are what results/ quoted up to
+//   session 21.
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
@@ -32,11 +40,14 @@
 #include "mha/attention.h"
 #include "mha/mha.h"
 #include "tl/runtime/Autotune.h"
+#include "tl/runtime/DeviceTensor.h"
 #include "tl/runtime/GPUKernel.h"
+#include "tl/runtime/QueuedTiming.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,6 +59,23 @@ namespace mha = tl::kernels::mha;
 
 struct Shape {
   int B, H, S, D;
+};
+
+/// Device copies of the benchmark's host tensors, found by host tensor.
+struct OnDevice {
+  std::vector<HostTensor *> hosts;
+  std::vector<tl::runtime::DeviceTensor> tensors;
+  explicit OnDevice(std::vector<HostTensor *> all) : hosts(std::move(all)) {
+    tensors.reserve(hosts.size());
+    for (HostTensor *host : hosts)
+      tensors.push_back(tl::runtime::DeviceTensor::fromHost(*host));
+  }
+  std::vector<tl::runtime::DeviceTensor *> of(const std::vector<HostTensor *> &args) {
+    std::vector<tl::runtime::DeviceTensor *> pointers;
+    for (HostTensor *arg : args)
+      pointers.push_back(&tensors[std::find(hosts.begin(), hosts.end(), arg) - hosts.begin()]);
+    return pointers;
+  }
 };
 
 HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) {
@@ -309,18 +337,34 @@ void run(const Shape &s, bool causal) {
     bwdArgs.push_back(&dQout);
   double mainMs = bwd.benchmark(bwdArgs);
   double postMs = 0;
+  std::unique_ptr<GPUKernel> post;
   if (!c.bwdConvertDq) {
-    GPUKernel post(mha::postprocessKernel(s.B, s.H, s.S, s.D, c));
-    postMs = post.benchmark({&dQ, &dQout});
+    post = std::make_unique<GPUKernel>(mha::postprocessKernel(s.B, s.H, s.S, s.D, c));
+    postMs = post->benchmark({&dQ, &dQout});
   }
   double bwdMs = prepMs + mainMs + postMs;
+
+  // As the peers are timed (QueuedTiming.h): from a cold L2, the backward's
+  // kernels queued back to back.
+  OnDevice device({&Q, &K, &V, &O, &lse, &dO, &delta, &dQ, &dQTurns, &dQCount, &dK, &dV, &dQout});
+  double fwdQueuedMs =
+      tl::runtime::timeQueuedColdL2({{&fwd, device.of({&Q, &K, &V, &O, &lse})}});
+  std::vector<tl::runtime::QueuedLaunch> backward = {
+      {&prep, device.of(c.bwdConvertDq ? std::vector<HostTensor *>{&O, &dO, &delta}
+                                       : std::vector<HostTensor *>{&O, &dO, &dQ, &delta})},
+      {&bwd, device.of(bwdArgs)}};
+  if (post)
+    backward.push_back({post.get(), device.of({&dQ, &dQout})});
+  double bwdQueuedMs = tl::runtime::timeQueuedColdL2(backward);
   double flops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D / (causal ? 2 : 1);
   std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, \"causal\": %d, "
               "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"bwd_parts_ms\": [%.4f, %.4f, %.4f], "
+              "\"fwd_ms_queued\": %.4f, \"bwd_ms_queued\": %.4f, "
               "\"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
               "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%s\", "
               "\"bwd_config\": \"%s\", \"deterministic\": %s, \"autotuned\": %s}\n",
-              s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs,
+              s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs, fwdQueuedMs,
+              bwdQueuedMs,
               flops / fwdMs * 1e-9, 2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
               bwd.binary().fragmentLayout.c_str(), forwardText(c).c_str(), backwardText(c).c_str(),
               c.deterministic ? "true" : "false",
