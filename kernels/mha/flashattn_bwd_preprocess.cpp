@@ -42,9 +42,16 @@ Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int
     reduce_sum(acc, delta, 1);
     copy(delta, Delta(bz, bx, slice(by * blk, blk)));
     if (zero_dq) { // every row of every head: any order of dQ's elements alike
-      Buffer zeros = alloc_fragment({blk, dim}, accum_dtype);
-      clear(zeros);
-      copy(zeros, dQ(bz, slice(by * blk, blk), bx, all));
+      // A parallel store, spread over the threads (consecutive threads,
+      // consecutive elements: each warp store fills whole 128-byte lines). A
+      // {blk, dim} fragment copied out gave each thread a run of dim / 4
+      // elements, so that each warp store touched 32 lines: at D = 128 the
+      // preprocess took twice as long (results/2026-12-03-h200-session22.md).
+      // The padding rows (dqAccumulatorShape) are zeroed; rows past them are not.
+      const std::int64_t rows = dQ.shape()[1];
+      parallel({blk, dim}, [&](Expr i, Expr j) {
+        if_(by * blk + i < rows, [&] { dQ(bz, by * blk + i, bx, j) = 0; });
+      });
     }
   });
   return p;

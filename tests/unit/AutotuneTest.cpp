@@ -1,7 +1,8 @@
 // tl::autotune on the backend of the test binary (the CPU backend in
 // tl-unit-tests, the GPU in tl-gpu-tests): the tuned GEMM computes the right
-// product, every candidate is timed, the winner is the fastest, and a second
-// call is a disk-cache hit that times nothing.
+// product, every candidate is timed, the winner is the fastest, a second
+// call is a disk-cache hit that times nothing, and a cold-L2 search (GPU) is
+// timed and cached apart.
 #include "Backend.h"
 #include "Numerics.h"
 #include "TempDir.h"
@@ -102,6 +103,40 @@ TEST_CASE("autotune: the fastest GEMM configuration, then a cache hit", "[autotu
   // Clearing the cache forgets the choices too.
   tl::runtime::KernelCache(cache.dir.path.string()).clear();
   CHECK(cache.choices() == 0);
+}
+
+TEST_CASE("autotune: timing from a cold L2 is a search of its own on the GPU", "[autotune]") {
+  ScratchCache cache;
+  const int M = 136, N = 72, K = 40;
+  const std::vector<GemmConfig> space = {{64, 64, 32, 128, 2}, {64, 128, 16, 128, 2}};
+  auto generator = [&](const GemmConfig &c) {
+    return tl::kernels::gemm::gemm(M, N, K, f16, f32, false, false, c);
+  };
+  HostTensor a = tl::testing::randomTensor({M, K}, f16, 15);
+  HostTensor b = tl::testing::randomTensor({K, N}, f16, 16);
+  std::vector<float> expected = tl::testing::referenceGemm(a, b, M, N, K, false, false);
+  tl::AutotuneResult warm = tl::autotune(generator, space, {&a, &b}, backendOptions());
+  tl::AutotuneOptions coldOptions = backendOptions();
+  coldOptions.coldL2 = true;
+  tl::AutotuneResult cold = tl::autotune(generator, space, {&a, &b}, coldOptions);
+  if (tl::testing::backend() == tl::kernels::mha::Backend::gpu) {
+    // Timed again, the queued way, and kept beside the warm search's choice.
+    CHECK_FALSE(cold.cacheHit);
+    CHECK(cold.key != warm.key);
+    REQUIRE(cold.timings.size() == space.size());
+    for (const tl::AutotuneTiming &timing : cold.timings) {
+      INFO(timing.error);
+      CHECK(timing.error.empty());
+      CHECK(timing.ms > 0);
+      CHECK(timing.ms >= cold.ms);
+    }
+    CHECK(cache.choices() == 2);
+  } else { // the CPU has no L2 to flush: the same search, found in the cache
+    CHECK(cold.cacheHit);
+    CHECK(cold.key == warm.key);
+  }
+  std::vector<HostTensor> c = (*cold.kernel)({&a, &b}, std::numeric_limits<float>::quiet_NaN());
+  CHECK(tl::testing::checkClose("C", c[0].toFloat(), expected, 1e-4, 1e-4 * 10));
 }
 
 TEST_CASE("autotune: a stored choice for another program is not used", "[autotune]") {

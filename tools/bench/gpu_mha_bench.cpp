@@ -16,7 +16,7 @@
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
-//                [--autotune[=forward|backward]] [--deterministic] [--stage-o=0|1]
+//                [--autotune[=forward|backward]] [--autotune-warm] [--deterministic] [--stage-o=0|1]
 //                [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1]
 //                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
@@ -36,6 +36,8 @@
 // --autotune: tl::autotune picks the forward's and the backward main kernel's
 // configurations (=forward, =backward: one of them) per shape from the spaces below (every
 // candidate's time is printed, "peer": "tlc-candidate"), then the winners run as above.
+// It times the candidates from a cold L2 (AutotuneOptions::coldL2), as the peers are timed;
+// --autotune-warm: on a warm L2, as up to session 21.
 #include "BenchArgs.h"
 #include "mha/attention.h"
 #include "mha/mha.h"
@@ -89,6 +91,7 @@ int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS
 bool bwdStagedOverride = false;                         // --bwd-staged: flashattn_bwd_staged
 bool autotuneForward = false, autotuneBackward = false; // --autotune[=forward|backward]
 bool deterministic = false; // --deterministic: dQ summed in key-block order
+bool coldL2Autotune = true; // --autotune-warm: the autotuner times on a warm L2 (as before)
 int stageO = -1;            // --stage-o=0|1: the forward's O through a shared tile or not
 int overlap = -1;           // --overlap=0|1: the forward's softmax overlapping its P V gemm or not
 int bwdWgmma = -1;          // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not
@@ -247,7 +250,9 @@ mha::AttentionConfig tuned(const char *kernel, const Shape &s, bool causal,
                            const std::vector<mha::AttentionConfig> &space, Generator generator,
                            const std::vector<HostTensor *> &inputs,
                            std::string (*text)(const mha::AttentionConfig &)) {
-  tl::AutotuneOptions options{.target = tl::Target::gpu, .warmup = 5, .repeats = 20};
+  // Timed as the peers are (cold L2): the configuration that wins there.
+  tl::AutotuneOptions options{
+      .target = tl::Target::gpu, .warmup = 5, .repeats = 20, .coldL2 = coldL2Autotune};
   tl::AutotuneResult result = tl::autotune(generator, space, inputs, options);
   for (std::size_t i = 0; i < result.timings.size(); ++i) {
     const tl::AutotuneTiming &t = result.timings[i];
@@ -386,6 +391,10 @@ int main(int argc, char **argv) {
       autotuneBackward = arg != "--autotune=forward";
       continue;
     }
+    if (arg == "--autotune-warm") {
+      coldL2Autotune = false;
+      continue;
+    }
     if (arg == "--deterministic") {
       deterministic = true;
       continue;
@@ -415,7 +424,7 @@ int main(int argc, char **argv) {
       std::fprintf(
           stderr,
           "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
-          "[--autotune[=forward|backward]] [--deterministic] "
+          "[--autotune[=forward|backward]] [--autotune-warm] [--deterministic] "
           "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1] "
           "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]\n");
       return 2;

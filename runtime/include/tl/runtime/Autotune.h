@@ -8,7 +8,8 @@
 //
 // The candidates are built on the calling thread, compiled in parallel on the
 // host, and timed one after another on the backend (GPU: CUDA events, the
-// median of `repeats` after `warmup` launches; CPU: the host clock). The
+// median of `repeats` after `warmup` launches, on a warm L2 or, with
+// `coldL2`, a flushed one; CPU: the host clock). The
 // winner's index is kept in the disk cache beside the compiled kernels, keyed
 // by every candidate's program (so by the shapes too), the target and the
 // compiler; a second call with the same candidates times nothing and compiles
@@ -30,6 +31,11 @@ struct AutotuneOptions {
   bool cache = true; // the winner and the kernels in the disk cache (off with $TLC_CACHE=0 too)
   unsigned compileThreads = 0; // 0: the host's hardware threads
   int warmup = 3, repeats = 10;
+  /// GPU: time each candidate as the peers are timed (timeQueuedColdL2, QueuedTiming.h: L2
+  /// flushed before each of at least `repeats` launches) rather than by
+  /// Kernel::benchmark (back-to-back launches on a warm L2). The two can pick
+  /// differently where the inputs fit in L2; the choice is cached apart.
+  bool coldL2 = false;
 };
 
 /// One candidate's outcome: its time in ms, or why it could not run (a
