@@ -63,9 +63,9 @@ double timeQueuedColdL2(const std::vector<QueuedLaunch> &launches,
   }
   driver.record(last);
   const double estimate = std::max<double>(driver.elapsed(first, last) / estimateRuns, 1e-3);
-  const int repeats = std::clamp(static_cast<int>(std::ceil(options.budgetMs / estimate)),
-                                 std::max(options.minRepeats, 1),
-                                 std::max(options.maxRepeats, options.minRepeats));
+  const int repeats =
+      std::clamp(static_cast<int>(std::ceil(options.budgetMs / estimate)),
+                 std::max(options.minRepeats, 1), std::max(options.maxRepeats, options.minRepeats));
 
   std::vector<std::pair<CUevent, CUevent>> pairs;
   for (int i = 0; i < repeats; ++i) {

@@ -16,7 +16,8 @@
 // Prints one JSON object per line, like shared/bench/sdpa_peer.py, so the two
 // can be joined into ratios.
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
-//                [--autotune[=forward|backward]] [--autotune-warm] [--deterministic] [--stage-o=0|1]
+//                [--autotune[=forward|backward]] [--autotune-warm] [--deterministic]
+//                [--stage-o=0|1]
 //                [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1]
 //                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
@@ -221,11 +222,8 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 64, 256, 1),
             bwdWgmmaStaged(128, 64, 256, 1, true),
             bwdWgmmaStaged(128, 64, 256, 2, true)};
-  return {bwd(64, 64, 256, 1),
-          bwd(64, 32, 256, 2),
-          bwd(32, 32, 256, 1),
-          bwdWgmmaStaged(64, 64, 256, 1),
-          bwdWgmmaStaged(64, 64, 256, 1, true)};
+  return {bwd(64, 64, 256, 1), bwd(64, 32, 256, 2), bwd(32, 32, 256, 1),
+          bwdWgmmaStaged(64, 64, 256, 1), bwdWgmmaStaged(64, 64, 256, 1, true)};
 }
 
 std::string forwardText(const mha::AttentionConfig &c) {
@@ -353,8 +351,7 @@ void run(const Shape &s, bool causal) {
   // As the peers are timed (QueuedTiming.h): from a cold L2, the backward's
   // kernels queued back to back.
   OnDevice device({&Q, &K, &V, &O, &lse, &dO, &delta, &dQ, &dQTurns, &dQCount, &dK, &dV, &dQout});
-  double fwdQueuedMs =
-      tl::runtime::timeQueuedColdL2({{&fwd, device.of({&Q, &K, &V, &O, &lse})}});
+  double fwdQueuedMs = tl::runtime::timeQueuedColdL2({{&fwd, device.of({&Q, &K, &V, &O, &lse})}});
   std::vector<tl::runtime::QueuedLaunch> backward = {
       {&prep, device.of(c.bwdConvertDq ? std::vector<HostTensor *>{&O, &dO, &delta}
                                        : std::vector<HostTensor *>{&O, &dO, &dQ, &delta})},
@@ -370,10 +367,9 @@ void run(const Shape &s, bool causal) {
               "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%s\", "
               "\"bwd_config\": \"%s\", \"deterministic\": %s, \"autotuned\": %s}\n",
               s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs, fwdQueuedMs,
-              bwdQueuedMs,
-              flops / fwdMs * 1e-9, 2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
-              bwd.binary().fragmentLayout.c_str(), forwardText(c).c_str(), backwardText(c).c_str(),
-              c.deterministic ? "true" : "false",
+              bwdQueuedMs, flops / fwdMs * 1e-9, 2.5 * flops / bwdMs * 1e-9,
+              fwd.binary().fragmentLayout.c_str(), bwd.binary().fragmentLayout.c_str(),
+              forwardText(c).c_str(), backwardText(c).c_str(), c.deterministic ? "true" : "false",
               autotuneForward && autotuneBackward ? "\"both\""
               : autotuneForward                   ? "\"forward\""
               : autotuneBackward                  ? "\"backward\""
