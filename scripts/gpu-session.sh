@@ -2,8 +2,8 @@
 # What one call on the GPU machine runs (see shared/device.md): from the
 # repository root there, with .carry/ carried (bash scripts/carry.sh here).
 #   bash scripts/gpu-session.sh PART...
-# Parts, each logging under $OUT (or ./gpu-out without one; a sanitizer's whole
-# output goes beside its summary, in X.full.log for X.log):
+# Parts, each logging under $OUT (or ./gpu-out without one; a sanitizer's output,
+# up to 4 MB, goes beside its summary, in X.full.log for X.log):
 #   tests     the SASS check (tests/sass_check.sh) and every GPU test
 #             (tl-gpu-tests, the 200-shape sweep included) -> sass.log, tests.log
 #   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and

@@ -195,7 +195,8 @@ AutotuneResult autotunePrograms(const std::vector<ModuleHandle> &candidates,
 
   std::vector<Compiled> compiled =
       compileAll(candidates, backend, useCache, options.compileThreads);
-  // With coldL2, the arguments go to the device once, for every candidate.
+  // With coldL2, the arguments go to the device once, for every candidate,
+  // and stay there (the warm timing copies them back to `inputs`).
   std::vector<runtime::DeviceTensor> onDevice;
   std::vector<runtime::DeviceTensor *> deviceArgs;
   if (coldL2) {
@@ -218,8 +219,7 @@ AutotuneResult autotunePrograms(const std::vector<ModuleHandle> &candidates,
     try {
       std::unique_ptr<runtime::Kernel> kernel = load(compiled[i]);
       if (coldL2)
-        timing.ms = runtime::timeQueuedColdL2(
-            {{static_cast<const runtime::GPUKernel *>(kernel.get()), deviceArgs}}, queued);
+        timing.ms = runtime::timeQueuedColdL2({{kernel.get(), deviceArgs}}, queued);
       else
         timing.ms = kernel->benchmark(args, options.warmup, options.repeats);
       if (!best || timing.ms < result.ms) {

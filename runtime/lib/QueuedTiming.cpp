@@ -2,8 +2,16 @@
 // peers (QueuedTiming.h): the ratios against sdpa_peer.py's numbers then
 // compare one method with itself. GPUKernel::benchmark, which times one
 // kernel per event pair and waits after each, counts the host's launch
-// latency and runs on a warm L2; it stays for the autotuner's choices.
+// latency and runs on a warm L2; the autotuner uses it unless asked for a
+// cold L2 (AutotuneOptions::coldL2).
+//
+// Everything goes on one stream of its own: CudaDriver::zero without a
+// stream waits for the memset, which would leave the GPU idle while the
+// host queues the first launch, and count that latency.
 #include "tl/runtime/QueuedTiming.h"
+
+#include "tl/runtime/CudaDriver.h"
+#include "tl/runtime/DeviceTensor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +20,8 @@
 namespace tl::runtime {
 namespace {
 
-/// Frees the flush buffer and the events on every way out.
+/// Frees the flush buffer and the events on every way out (the stream
+/// destroys itself after them).
 struct TimingResources {
   CudaDriver &driver;
   CUdeviceptr flush = 0;
@@ -24,9 +33,20 @@ struct TimingResources {
     if (flush)
       driver.free(flush);
   }
+  CUevent event() { // kept before the next one is made: none leaks if that throws
+    events.push_back(driver.createEvent());
+    return events.back();
+  }
 };
 
 } // namespace
+
+int queuedRepeats(double estimateMs, const QueuedTimingOptions &options) {
+  const int lowest = std::max(options.minRepeats, 1);
+  const int highest = std::max(options.maxRepeats, lowest);
+  const double wanted = std::ceil(options.budgetMs / std::max(estimateMs, 1e-3));
+  return static_cast<int>(std::clamp(wanted, double(lowest), double(highest)));
+}
 
 double timeQueuedColdL2(const std::vector<QueuedLaunch> &launches,
                         const QueuedTimingOptions &options) {
@@ -36,49 +56,44 @@ double timeQueuedColdL2(const std::vector<QueuedLaunch> &launches,
     if (!launch.kernel)
       throw std::invalid_argument("timeQueuedColdL2: a launch without a kernel");
   CudaDriver &driver = CudaDriver::require();
+  Stream stream;
   TimingResources resources(driver);
   resources.flush = driver.allocate(options.flushBytes, "the L2 flush buffer");
   auto queueSequence = [&] {
     for (const QueuedLaunch &launch : launches)
-      launch.kernel->launch(launch.args);
+      launch.kernel->launch(launch.args, stream);
   };
-  auto queueRepeat = [&](CUevent start, CUevent stop) {
-    driver.zero(resources.flush, options.flushBytes);
-    driver.record(start);
-    queueSequence();
-    driver.record(stop);
-  };
+  auto flushL2 = [&] { driver.zero(resources.flush, options.flushBytes, stream); };
 
   for (int i = 0; i < options.warmup; ++i)
     queueSequence();
   // Five repeats, the flush included, estimate how many fill the budget (as
   // do_bench's estimate does).
   const int estimateRuns = 5;
-  CUevent first = driver.createEvent(), last = driver.createEvent();
-  resources.events = {first, last};
-  driver.record(first);
+  CUevent first = resources.event(), last = resources.event();
+  driver.record(first, stream);
   for (int i = 0; i < estimateRuns; ++i) {
-    driver.zero(resources.flush, options.flushBytes);
+    flushL2();
     queueSequence();
   }
-  driver.record(last);
-  const double estimate = std::max<double>(driver.elapsed(first, last) / estimateRuns, 1e-3);
-  const int repeats =
-      std::clamp(static_cast<int>(std::ceil(options.budgetMs / estimate)),
-                 std::max(options.minRepeats, 1), std::max(options.maxRepeats, options.minRepeats));
+  driver.record(last, stream);
+  const int repeats = queuedRepeats(driver.elapsed(first, last) / estimateRuns, options);
 
   std::vector<std::pair<CUevent, CUevent>> pairs;
   for (int i = 0; i < repeats; ++i) {
-    pairs.emplace_back(driver.createEvent(), driver.createEvent());
-    resources.events.push_back(pairs.back().first);
-    resources.events.push_back(pairs.back().second);
+    CUevent start = resources.event();
+    pairs.emplace_back(start, resources.event());
   }
-  for (auto [start, stop] : pairs)
-    queueRepeat(start, stop);
+  for (auto [start, stop] : pairs) {
+    flushL2(); // queued: the launches below queue behind it while it runs
+    driver.record(start, stream);
+    queueSequence();
+    driver.record(stop, stream);
+  }
   std::vector<double> times;
   for (auto [start, stop] : pairs)
     times.push_back(driver.elapsed(start, stop));
-  driver.synchronize("timing a launch sequence");
+  driver.synchronize(stream, "timing a launch sequence");
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

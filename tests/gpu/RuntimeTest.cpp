@@ -113,7 +113,7 @@ TEST_CASE("modules load from ptxas's cubin and from PTX through the driver JIT",
 TEST_CASE("a launch sequence is timed as the peers are: cold L2, queued back to back",
           "[runtime]") {
   // Y = 2 X + Z, then W = 2 Y + Z: the second launch reads what the first
-  // wrote, so both ran, in order, by the time the timing returns.
+  // wrote (Y starts as zeros), so both ran by the time the timing returns.
   GPUKernel kernel(axpy());
   HostTensor x = randomTensor({256, 64}, f32, 6), z = randomTensor({256, 64}, f32, 7);
   DeviceTensor dx = DeviceTensor::fromHost(x), dz = DeviceTensor::fromHost(z);

@@ -51,6 +51,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -75,8 +76,12 @@ struct OnDevice {
   }
   std::vector<tl::runtime::DeviceTensor *> of(const std::vector<HostTensor *> &args) {
     std::vector<tl::runtime::DeviceTensor *> pointers;
-    for (HostTensor *arg : args)
-      pointers.push_back(&tensors[std::find(hosts.begin(), hosts.end(), arg) - hosts.begin()]);
+    for (HostTensor *arg : args) {
+      auto found = std::find(hosts.begin(), hosts.end(), arg);
+      if (found == hosts.end())
+        throw std::logic_error("tl-bench-gpu: a tensor was not copied to the device");
+      pointers.push_back(&tensors[found - hosts.begin()]);
+    }
     return pointers;
   }
 };
@@ -249,7 +254,7 @@ mha::AttentionConfig tuned(const char *kernel, const Shape &s, bool causal,
                            const std::vector<mha::AttentionConfig> &space, Generator generator,
                            const std::vector<HostTensor *> &inputs,
                            std::string (*text)(const mha::AttentionConfig &)) {
-  // Timed as the peers are (cold L2): the configuration that wins there.
+  // Timed as the peers are (cold L2) unless --autotune-warm.
   tl::AutotuneOptions options{
       .target = tl::Target::gpu, .warmup = 5, .repeats = 20, .coldL2 = coldL2Autotune};
   tl::AutotuneResult result = tl::autotune(generator, space, inputs, options);

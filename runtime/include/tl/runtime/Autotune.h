@@ -32,9 +32,10 @@ struct AutotuneOptions {
   unsigned compileThreads = 0; // 0: the host's hardware threads
   int warmup = 3, repeats = 10;
   /// GPU: time each candidate as the peers are timed (timeQueuedColdL2, QueuedTiming.h: L2
-  /// flushed before each of at least `repeats` launches) rather than by
-  /// Kernel::benchmark (back-to-back launches on a warm L2). The two can pick
-  /// differently where the inputs fit in L2; the choice is cached apart.
+  /// flushed before each of at least `repeats` launches, about 50 ms of them a candidate)
+  /// rather than by Kernel::benchmark (launches on a warm L2, each waited for). The two can
+  /// pick differently where the inputs fit in L2; the choice is cached apart. The inputs
+  /// are not copied back (the warm timing leaves them as its last launch made them).
   bool coldL2 = false;
 };
 

@@ -3,16 +3,16 @@
 // SDPA. Light header.
 #pragma once
 
-#include "tl/runtime/GPUKernel.h"
+#include "tl/runtime/Kernel.h"
 
 #include <cstddef>
 #include <vector>
 
 namespace tl::runtime {
 
-/// One launch of a timed sequence: a kernel and its device arguments.
+/// One launch of a timed sequence: a kernel (a GPUKernel) and its device arguments.
 struct QueuedLaunch {
-  const GPUKernel *kernel = nullptr;
+  const Kernel *kernel = nullptr;
   std::vector<DeviceTensor *> args;
 };
 
@@ -30,13 +30,19 @@ struct QueuedTimingOptions {
 
 /// The median, in ms, of the sequence's time over the repeats. Each repeat
 /// zeroes the flush buffer, records an event, queues every launch back to back
-/// on the default stream, and records a second event; nothing waits until all
-/// repeats are queued. So a repeat's time is the GPU's, from a cold L2, with
-/// no host launch latency between the events (the kernels are queued while
-/// the flush runs), as a framework's queued launches run. The arguments'
-/// contents are left as the last launch made them. Throws std::invalid_argument
-/// for an empty sequence or a null kernel, CudaError from the driver.
+/// and records a second event, all on a stream of its own; nothing waits until
+/// all repeats are queued. So a repeat's time is the GPU's, from a cold L2,
+/// with no host launch latency between the events (the kernels are queued
+/// while the flush runs), as a framework's queued launches run. The
+/// arguments' contents are left as the last launch made them. Throws
+/// std::invalid_argument for an empty sequence or a null kernel, CudaError
+/// from the driver (a CPU kernel's launch on device tensors included).
 double timeQueuedColdL2(const std::vector<QueuedLaunch> &launches,
                         const QueuedTimingOptions &options = {});
+
+/// How many repeats timeQueuedColdL2 makes when one repeat (the flush
+/// included) takes `estimateMs`: enough to fill options.budgetMs, within
+/// [max(minRepeats, 1), max(maxRepeats, that)].
+int queuedRepeats(double estimateMs, const QueuedTimingOptions &options);
 
 } // namespace tl::runtime
