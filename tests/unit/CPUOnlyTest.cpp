@@ -205,15 +205,14 @@ TEST_CASE("in_turn: turns out of launch order end the launch with an error, not 
                     Catch::Contains("never came") && Catch::Contains("launch order"));
 }
 
-TEST_CASE("a launch sequence is repeated to fill the timing budget, within bounds",
-          "[runtime]") {
+TEST_CASE("a launch sequence is repeated to fill the timing budget, within bounds", "[runtime]") {
   tl::runtime::QueuedTimingOptions options; // 100 ms, 10 to 1000 repeats
   CHECK(tl::runtime::queuedRepeats(5.0, options) == 20);
   CHECK(tl::runtime::queuedRepeats(3.0, options) == 34); // rounded up
   CHECK(tl::runtime::queuedRepeats(50.0, options) == 10);
   CHECK(tl::runtime::queuedRepeats(0.07, options) == 1000);
   CHECK(tl::runtime::queuedRepeats(0.0, options) == 1000); // no division by zero
-  options.minRepeats = -3, options.maxRepeats = -5;          // at least one, never a bad clamp
+  options.minRepeats = -3, options.maxRepeats = -5;        // at least one, never a bad clamp
   CHECK(tl::runtime::queuedRepeats(500.0, options) == 1);
   options.budgetMs = 1e12, options.maxRepeats = 2'000'000'000; // no int overflow
   CHECK(tl::runtime::queuedRepeats(1e-3, options) == 2'000'000'000);
