@@ -197,15 +197,9 @@ AutotuneResult autotunePrograms(const std::vector<ModuleHandle> &candidates,
       compileAll(candidates, backend, useCache, options.compileThreads);
   // With coldL2, the arguments go to the device once, for every candidate,
   // and stay there (the warm timing copies them back to `inputs`).
-  std::vector<runtime::DeviceTensor> onDevice;
-  std::vector<runtime::DeviceTensor *> deviceArgs;
-  if (coldL2) {
-    onDevice.reserve(args.size());
-    for (runtime::HostTensor *arg : args) {
-      onDevice.push_back(runtime::DeviceTensor::fromHost(*arg));
-      deviceArgs.push_back(&onDevice.back());
-    }
-  }
+  std::optional<runtime::DeviceCopies> onDevice;
+  if (coldL2)
+    onDevice.emplace(args);
   runtime::QueuedTimingOptions queued{
       .warmup = options.warmup, .budgetMs = 50, .minRepeats = options.repeats};
   result.timings.resize(candidates.size());
@@ -219,7 +213,7 @@ AutotuneResult autotunePrograms(const std::vector<ModuleHandle> &candidates,
     try {
       std::unique_ptr<runtime::Kernel> kernel = load(compiled[i]);
       if (coldL2)
-        timing.ms = runtime::timeQueuedColdL2({{kernel.get(), deviceArgs}}, queued);
+        timing.ms = runtime::timeQueuedColdL2({{kernel.get(), onDevice->pointers()}}, queued);
       else
         timing.ms = kernel->benchmark(args, options.warmup, options.repeats);
       if (!best || timing.ms < result.ms) {

@@ -1,6 +1,7 @@
 // Device tensors and streams over the driver API.
 #include "tl/runtime/DeviceTensor.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tl::runtime {
@@ -71,6 +72,30 @@ std::int64_t DeviceTensor::numel() const { return elementCount(shape_); }
 
 std::size_t DeviceTensor::bytes() const {
   return static_cast<std::size_t>(numel()) * byteWidth(dtype_);
+}
+
+DeviceCopies::DeviceCopies(const std::vector<HostTensor *> &hosts) : hosts_(hosts) {
+  tensors_.reserve(hosts.size()); // no reallocation: pointers_ stay valid
+  for (HostTensor *host : hosts) {
+    tensors_.push_back(DeviceTensor::fromHost(*host));
+    pointers_.push_back(&tensors_.back());
+  }
+}
+
+std::vector<DeviceTensor *> DeviceCopies::of(const std::vector<HostTensor *> &hosts) const {
+  std::vector<DeviceTensor *> found;
+  for (HostTensor *host : hosts) {
+    auto at = std::find(hosts_.begin(), hosts_.end(), host);
+    if (at == hosts_.end())
+      throw std::invalid_argument("DeviceCopies::of: a host tensor that was not copied");
+    found.push_back(pointers_[at - hosts_.begin()]);
+  }
+  return found;
+}
+
+void DeviceCopies::download() const {
+  for (std::size_t i = 0; i < hosts_.size(); ++i)
+    tensors_[i].copyTo(*hosts_[i]);
 }
 
 Stream::Stream() : driver_(&CudaDriver::require()) { stream_ = driver_->createStream(); }

@@ -13,23 +13,6 @@
 namespace tl::runtime {
 namespace {
 
-/// Device copies of host arguments, for one run; download() copies them back.
-struct Uploaded {
-  std::vector<DeviceTensor> tensors;
-  std::vector<DeviceTensor *> pointers;
-  explicit Uploaded(const std::vector<HostTensor *> &args) {
-    tensors.reserve(args.size());
-    for (HostTensor *arg : args) {
-      tensors.push_back(DeviceTensor::fromHost(*arg));
-      pointers.push_back(&tensors.back());
-    }
-  }
-  void download(const std::vector<HostTensor *> &args) {
-    for (std::size_t i = 0; i < args.size(); ++i)
-      tensors[i].copyTo(*args[i]);
-  }
-};
-
 /// The author hears of a slow path once per kernel and process, on stderr,
 /// unless TLC_WARNINGS=0.
 void reportWarnings(const GPUBinary &binary) {
@@ -99,10 +82,10 @@ void GPUKernel::load() {
 
 void GPUKernel::run(const std::vector<HostTensor *> &args) const {
   checkArguments(args);
-  Uploaded device(args);
-  launch(device.pointers);
+  DeviceCopies device(args);
+  launch(device.pointers());
   driver_->synchronize(name());
-  device.download(args);
+  device.download();
 }
 
 void GPUKernel::launch(const std::vector<DeviceTensor *> &args, CUstream stream) const {
@@ -139,9 +122,9 @@ void GPUKernel::launchPointers(std::vector<CUdeviceptr> pointers, CUstream strea
 
 double GPUKernel::benchmark(const std::vector<HostTensor *> &args, int warmup, int repeats) const {
   checkArguments(args);
-  Uploaded device(args);
-  double ms = benchmarkOnDevice(device.pointers, warmup, repeats);
-  device.download(args);
+  DeviceCopies device(args);
+  double ms = benchmarkOnDevice(device.pointers(), warmup, repeats);
+  device.download();
   return ms;
 }
 

@@ -224,3 +224,12 @@ TEST_CASE("a launch sequence to time must hold launches of kernels", "[runtime]"
   CHECK_THROWS_WITH(tl::runtime::timeQueuedColdL2({{nullptr, {}}}),
                     Catch::Contains("a launch without a kernel"));
 }
+
+TEST_CASE("device copies are found by their host tensor, or the lookup says it has none",
+          "[runtime]") {
+  // No copies, so no driver: the lookup's error is the same with a GPU and without.
+  tl::runtime::DeviceCopies none({});
+  CHECK(none.pointers().empty());
+  HostTensor x({4}, f32);
+  CHECK_THROWS_WITH(none.of({&x}), Catch::Contains("a host tensor that was not copied"));
+}

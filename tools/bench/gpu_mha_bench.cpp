@@ -51,7 +51,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -63,27 +62,6 @@ namespace mha = tl::kernels::mha;
 
 struct Shape {
   int B, H, S, D;
-};
-
-/// Device copies of the benchmark's host tensors, found by host tensor.
-struct OnDevice {
-  std::vector<HostTensor *> hosts;
-  std::vector<tl::runtime::DeviceTensor> tensors;
-  explicit OnDevice(std::vector<HostTensor *> all) : hosts(std::move(all)) {
-    tensors.reserve(hosts.size());
-    for (HostTensor *host : hosts)
-      tensors.push_back(tl::runtime::DeviceTensor::fromHost(*host));
-  }
-  std::vector<tl::runtime::DeviceTensor *> of(const std::vector<HostTensor *> &args) {
-    std::vector<tl::runtime::DeviceTensor *> pointers;
-    for (HostTensor *arg : args) {
-      auto found = std::find(hosts.begin(), hosts.end(), arg);
-      if (found == hosts.end())
-        throw std::logic_error("tl-bench-gpu: a tensor was not copied to the device");
-      pointers.push_back(&tensors[found - hosts.begin()]);
-    }
-    return pointers;
-  }
 };
 
 HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) {
@@ -355,7 +333,8 @@ void run(const Shape &s, bool causal) {
 
   // As the peers are timed (QueuedTiming.h): from a cold L2, the backward's
   // kernels queued back to back.
-  OnDevice device({&Q, &K, &V, &O, &lse, &dO, &delta, &dQ, &dQTurns, &dQCount, &dK, &dV, &dQout});
+  tl::runtime::DeviceCopies device(
+      {&Q, &K, &V, &O, &lse, &dO, &delta, &dQ, &dQTurns, &dQCount, &dK, &dV, &dQout});
   double fwdQueuedMs = tl::runtime::timeQueuedColdL2({{&fwd, device.of({&Q, &K, &V, &O, &lse})}});
   std::vector<tl::runtime::QueuedLaunch> backward = {
       {&prep, device.of(c.bwdConvertDq ? std::vector<HostTensor *>{&O, &dO, &delta}

@@ -50,6 +50,28 @@ private:
   std::shared_ptr<Allocation> owner_; // frees the allocation (owning tensors only)
 };
 
+/// Owning device copies of host tensors, made in order (synchronous), for
+/// launches on the device: GPUKernel::run's, the autotuner's and the
+/// benchmarks' arguments.
+class DeviceCopies {
+public:
+  explicit DeviceCopies(const std::vector<HostTensor *> &hosts);
+  DeviceCopies(const DeviceCopies &) = delete; // pointers() point into this object
+  DeviceCopies &operator=(const DeviceCopies &) = delete;
+  /// The copies, in the order of the host tensors.
+  const std::vector<DeviceTensor *> &pointers() const { return pointers_; }
+  /// The copies of some of the host tensors, in the order given; throws
+  /// std::invalid_argument for a host tensor that was not copied.
+  std::vector<DeviceTensor *> of(const std::vector<HostTensor *> &hosts) const;
+  /// Copies every tensor back to its host tensor.
+  void download() const;
+
+private:
+  std::vector<HostTensor *> hosts_;
+  std::vector<DeviceTensor> tensors_;
+  std::vector<DeviceTensor *> pointers_;
+};
+
 /// A CUDA stream, destroyed with this object.
 class Stream {
 public:
