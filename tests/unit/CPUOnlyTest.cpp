@@ -1,6 +1,7 @@
 // Tests of the CPU backend that do not carry over to the GPU: host-thread
-// semantics of local buffers, the signature checks, f16 conversion, the
-// launch-sequence timer's argument checks.
+// semantics of local buffers, the signature checks, f16 conversion, and the
+// runtime's host-side checks (the launch-sequence timer's arguments and
+// repeat count, device copies' lookup).
 #include "Numerics.h"
 
 #include "tl/dsl.h"

@@ -35,8 +35,8 @@ struct QueuedTimingOptions {
 /// with no host launch latency between the events (the kernels are queued
 /// while the flush runs), as a framework's queued launches run. The
 /// arguments' contents are left as the last launch made them. Throws
-/// std::invalid_argument for an empty sequence or a null kernel, CudaError
-/// from the driver (a CPU kernel's launch on device tensors included).
+/// std::invalid_argument for an empty sequence, a null kernel or a CPU kernel
+/// (Kernel::launch takes no device tensors there), CudaError from the driver.
 double timeQueuedColdL2(const std::vector<QueuedLaunch> &launches,
                         const QueuedTimingOptions &options = {});
 
