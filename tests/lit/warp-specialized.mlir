@@ -366,6 +366,13 @@ func.func @vector_unrequested(%A: memref<256x64xf16>, %L: memref<4x256xf32>, %C:
 // CHECK-NEXT: %[[P:.*]] = arith.andi %[[N1]]
 // CHECK-NEXT: %[[PARITY:.*]] = arith.index_cast %[[P]]
 // CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %[[PARITY]]
+// The tile's 32 writes a thread: each a constant element offset from one of
+// eight per-thread bases (crossedPairBases), which LLVM folds into the
+// store's address (not 32 addresses kept live across the loop).
+// CHECK: llvm.getelementptr %{{.*}}[0] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f32
+// CHECK-NEXT: llvm.store
+// CHECK: llvm.getelementptr %{{.*}}[256] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f32
+// CHECK-COUNT-29: llvm.store {{.*}} : f32, !llvm.ptr<3>
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
 // CHECK: nvvm.fence.proxy
 // CHECK: nvvm.mbarrier.arrive

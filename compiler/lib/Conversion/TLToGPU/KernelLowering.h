@@ -415,6 +415,22 @@ private:
   /// odd rows' second element first: each store's lanes then fill the 32
   /// banks once (rows r and r ^ 1 take different words of a chunk).
   void storeCrossedPair(Location loc, Value pair, Value tile, ArrayRef<Value> at);
+  /// For copyMmaPairs into the tile handed to the producer (a 32-bit tile in
+  /// a 128-byte atom, written in a loop): the swizzled element of each slot
+  /// pair's first and second store as a few per-thread bases plus a constant
+  /// (CrossedPairBases::element). wgmmaElement's per-store XOR gave each
+  /// thread as many loop-invariant addresses as it has pairs, which LLVM
+  /// hoisted and kept live across the loop (they spilled); a base plus a
+  /// constant folds into the store's address instead. Empty where the
+  /// fragment or the copy does not have the shape the identity needs.
+  struct CrossedPairBases {
+    /// first[j], second[j]: the bases of pairs whose column offset % 32 is
+    /// 8 j; element(slot) adds the slot's constant part.
+    SmallVector<Value, 4> first, second;
+    int64_t tileRows = 0;
+  };
+  std::optional<CrossedPairBases> crossedPairBases(Location loc, CopyOp op,
+                                                   const FragmentLayout &layout);
   /// Whether `op` copies a whole Mma (or wgmma) fragment into another of the
   /// same shape and layout (attention's P = f16(S)): slot i to slot i.
   bool sameMmaFragments(CopyOp op);

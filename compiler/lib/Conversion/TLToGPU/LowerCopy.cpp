@@ -131,9 +131,54 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
   Type element = cast<MemRefType>(dst.getType()).getElementType();
   auto alignment =
       llvm::MaybeAlign(2 * cast<MemRefType>(dst.getType()).getElementTypeBitWidth() / 8);
-  auto [rowBase, colBase] = mmaBases(loc, f.layout);
   bool crossed = pairsConflict(dst);
   Type slotType = cast<MemRefType>(f.storage.getType()).getElementType();
+  std::optional<CrossedPairBases> bases;
+  if (crossed && producerReduce && dst == producerReduce->tile)
+    bases = crossedPairBases(loc, op, f.layout);
+  if (bases) {
+    Value isOdd = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(rewriter, loc, lane, index(rewriter, loc, 4)),
+        index(rewriter, loc, 0)); // the row's parity: quad (lane / 4) & 1
+    // A shared pointer a base, and a constant element offset from it a store
+    // (a GEP LLVM folds into the store's address).
+    Value tileAddress = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, dst);
+    auto sharedPtr = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
+    auto pointer = [&](Value elementBase) {
+      Value bytes = arith::AddIOp::create(
+          rewriter, loc, tileAddress,
+          arith::MulIOp::create(rewriter, loc, elementBase, index(rewriter, loc, 4)));
+      Value address = arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), bytes);
+      return LLVM::IntToPtrOp::create(rewriter, loc, sharedPtr, address).getResult();
+    };
+    SmallVector<Value, 4> firstPointers, secondPointers;
+    for (int64_t j = 0; j < 4; ++j) {
+      firstPointers.push_back(pointer(bases->first[j]));
+      secondPointers.push_back(pointer(bases->second[j]));
+    }
+    auto store = [&](Value value, Value base, int64_t constant) {
+      Value at = LLVM::GEPOp::create(rewriter, loc, sharedPtr, rewriter.getF32Type(), base,
+                                     ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(constant)});
+      LLVM::StoreOp::create(rewriter, loc, value, at, /*alignment=*/4);
+    };
+    for (int64_t slot = 0; slot < f.layout.count(); slot += 2) {
+      auto [row, col] = mmaSlotOffset(f.layout, slot);
+      int64_t j = (col % 32) / 8, constant = row * 32 + (col / 32) * bases->tileRows * 32;
+      Value slots = vector::LoadOp::create(rewriter, loc, VectorType::get({2}, slotType),
+                                           f.storage, ValueRange{index(rewriter, loc, slot)});
+      Value pair = convertFloat(rewriter, loc, slots, element);
+      Value first = vector::ExtractOp::create(rewriter, loc, pair, ArrayRef<int64_t>{0});
+      Value second = vector::ExtractOp::create(rewriter, loc, pair, ArrayRef<int64_t>{1});
+      // As storeCrossedPair: the odd rows' second element first.
+      store(arith::SelectOp::create(rewriter, loc, isOdd, second, first), firstPointers[j],
+            constant);
+      store(arith::SelectOp::create(rewriter, loc, isOdd, first, second), secondPointers[j],
+            constant);
+    }
+    return;
+  }
+  auto [rowBase, colBase] = mmaBases(loc, f.layout);
   for (int64_t slot = 0; slot < f.layout.count(); slot += 2) {
     auto [row, col] = mmaSlotOffset(f.layout, slot);
     SmallVector<Value> at =
@@ -169,6 +214,60 @@ void KernelLowering::storeCrossedPair(Location loc, Value pair, Value tile, Arra
       rewriter, loc, arith::SelectOp::create(rewriter, loc, isOdd, second, first), tile, earlierAt);
   memref::StoreOp::create(
       rewriter, loc, arith::SelectOp::create(rewriter, loc, isOdd, first, second), tile, laterAt);
+}
+
+std::optional<KernelLowering::CrossedPairBases>
+KernelLowering::crossedPairBases(Location loc, CopyOp op, const FragmentLayout &layout) {
+  // The identity: in a 128-byte atom of 32-bit elements, element (r, c) is at
+  //   (c / 32) * rows * 32 + r * 32 + ((c % 32) ^ (4 * (r % 8))).
+  // A thread's pairs sit at r = rowBase + R, c = colStart + 2 (lane % 4) + C,
+  // with rowBase = wm * warpRowStep + lane / 4, colStart = wn * cols / warpsN
+  // and constants R % 8 == 0, C % 8 == 0. With warpRowStep % 8 == 0, r % 8 is
+  // q = lane / 4 for every pair; with colStart % 32 == 0 the XOR splits over
+  // the bits 2 (lane % 4) and C % 32 occupy (1-2 and 3-4):
+  //   (2 (lane % 4) ^ 4 (q & 1)) + ((C % 32) ^ 4 (q & 6)).
+  // So a pair's element is one of four per-thread bases (C % 32 / 8) plus
+  // R * 32 + (C / 32) * rows * 32, and a crossed pair's odd rows (q odd) add
+  // 1 to the first store and 0 to the second.
+  Value dst = op.getDst();
+  auto type = cast<MemRefType>(dst.getType());
+  if (type.getRank() != 2 || layout.kind != FragmentLayout::Kind::Mma ||
+      wgmmaAtoms.lookup(dst) != 128 || type.getElementTypeBitWidth() != 32 ||
+      layout.warpRowStep() % 8 || layout.tileRowStep() % 8 || type.getDimSize(1) % 32 ||
+      (layout.warpsN > 1 && (layout.cols / layout.warpsN) % 32) ||
+      llvm::to_vector(op.getDstSizes()) != llvm::to_vector(type.getShape()))
+    return std::nullopt;
+  for (Value offset : op.getDstOffsets())
+    if (getConstantIntValue(offset) != 0)
+      return std::nullopt;
+  auto &b = rewriter;
+  int64_t rows = type.getDimSize(0);
+  auto [rowBase, colBase] = mmaBases(loc, layout);
+  Value quad = arith::DivUIOp::create(b, loc, lane, index(b, loc, 4));
+  // colBase = colStart + 2 (lane % 4), colStart a multiple of 32.
+  Value pair = arith::RemUIOp::create(b, loc, colBase, index(b, loc, 8));
+  Value colStart = arith::SubIOp::create(b, loc, colBase, pair);
+  Value oddRow = arith::AndIOp::create(b, loc, quad, index(b, loc, 1));
+  Value low = arith::XOrIOp::create(b, loc, pair,
+                                    arith::MulIOp::create(b, loc, oddRow, index(b, loc, 4)));
+  Value high = arith::MulIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, quad, index(b, loc, 6)), index(b, loc, 4));
+  Value base = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, rowBase, index(b, loc, 32)), low);
+  base = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, colStart, index(b, loc, 32)),
+                            index(b, loc, rows * 32)));
+  Value firstBase = arith::AddIOp::create(b, loc, base, oddRow);
+  Value secondBase = arith::SubIOp::create(b, loc, add(loc, base, 1), oddRow);
+  CrossedPairBases bases;
+  bases.tileRows = rows;
+  for (int64_t j = 0; j < 4; ++j) {
+    Value chunk = arith::XOrIOp::create(b, loc, index(b, loc, 8 * j), high);
+    bases.first.push_back(arith::AddIOp::create(b, loc, firstBase, chunk));
+    bases.second.push_back(arith::AddIOp::create(b, loc, secondBase, chunk));
+  }
+  return bases;
 }
 
 bool KernelLowering::sameMmaFragments(CopyOp op) {
