@@ -135,8 +135,26 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // Shorter launches were not measured (at S = 256 the four-iteration loop
     // spills 76 bytes at D=256).
     c.bwdProducer = c.bwdWgmma && seqLen >= 1024 && !(dim == 64 && causal);
+    // With the producer, dQ goes a tile at a time: the consumers hand the
+    // block's tile to the producer, which reduce-adds it by TMA
+    // (tl.producer_reduce). Since its writes stopped spilling (session 22:
+    // 112 -> 4 bytes at D = 128): 3.0-4.0% less backward time than element
+    // adds at D = 64 (not causal), 5.8-8.4% at D = 128, S = 1024 and 4096
+    // (tl-bench-gpu --dq-tile=1|0 and an A/B of the build, best of two
+    // rounds each, results/2026-12-03-h200-session23.md).
+    // Not at D = 256 (no shared memory left for the tile), nor where the
+    // kernel keeps its own loads (lse rows TMA cannot load: seq_len not a
+    // multiple of 4), where the consumers would issue the add themselves,
+    // 6-13% slower than element adds (results/2026-12-03-h200-dq-tile.md).
+    c.bwdDqTile = c.bwdProducer && dim != 256 && seqLen % 4 == 0;
   }
   return c;
+}
+
+AttentionConfig deterministicConfig(AttentionConfig config) {
+  config.deterministic = true;
+  config.bwdDqTile = false;
+  return config;
 }
 
 bool supportedHeadDim(int dim) { return dim == 64 || dim == 128 || dim == 256; }

@@ -32,6 +32,7 @@ struct AttentionConfig {
   /// The backward adds into dQ in a fixed order (key blocks one after another
   /// for each query block), so dQ has the same bits on every run; its main
   /// kernel then takes a dQ_turns tensor after dQ (mha.h's backwardTensors).
+  /// deterministicConfig sets it on a tuned configuration.
   bool deterministic = false;
   /// The backward's main kernel converts dQ to f16 itself (the key block
   /// that adds last into a query block's rows, flashattn_bwd's convert_dq)
@@ -57,6 +58,13 @@ bool supportedHeadDim(int dim);
 /// each are next to it in attention.cpp.
 AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
                             const std::string &arch = "sm_90a");
+
+/// `config` with the deterministic backward (AttentionConfig::deterministic)
+/// and without what is slower in it: dQ a tile at a time (bwdDqTile; each
+/// key block's add must complete before the next one's turn, 7-22% more
+/// backward time at S = 4096 than element adds in turn,
+/// results/2026-12-03-h200-session23.md).
+AttentionConfig deterministicConfig(AttentionConfig config);
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates
 /// them), or NaN, so that an element no kernel writes shows in the results

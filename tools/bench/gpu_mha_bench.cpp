@@ -30,7 +30,7 @@
 // to add into a query block's rows) or the postprocess does (AttentionConfig::bwdConvertDq).
 // --dq-mma-tiles=0|1: the dQ accumulator in accumulator tile order, added a gemm accumulator at
 // a time (sm_90a: 16-byte vector reductions), or the reference's (AttentionConfig::bwdDqMmaTiles).
-// --deterministic: the backward sums dQ in key-block order (AttentionConfig::deterministic).
+// --deterministic: the backward sums dQ in key-block order (mha::deterministicConfig).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
 // (AttentionConfig::fwdOverlap).
@@ -110,9 +110,10 @@ mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = tr
 
 /// The staged backward with its gemms on wgmma (bwdWgmma), its loads by a
 /// producer warpgroup or not (bwdProducer).
-mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool producer = false) {
+mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool producer = false,
+                                    bool dqTile = false) {
   mha::AttentionConfig c = bwd(m, n, threads, stages, true, true);
-  c.bwdProducer = producer;
+  c.bwdProducer = producer, c.bwdDqTile = dqTile;
   return c;
 }
 
@@ -178,8 +179,10 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 }
 
 /// The backward main kernel's configurations --autotune tries for a head dim
-/// (flashattn_bwd_staged; `false`: the reference's flashattn_bwd), and the
-/// staged one on wgmma at the blocks that fit without spilling (ptxas -v).
+/// (flashattn_bwd_staged; `false`: the reference's flashattn_bwd), the
+/// staged one on wgmma at the blocks that fit without spilling (ptxas -v), with
+/// a producer warpgroup, and with dQ handed to it as a tile (one stage: no room
+/// for the tile with two; not at D = 256).
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)
     return {bwd(128, 128, 256, 1),
@@ -193,7 +196,8 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 128, 256, 1),
             bwdWgmmaStaged(128, 64, 256, 1),
             bwdWgmmaStaged(128, 128, 256, 1, true),
-            bwdWgmmaStaged(128, 128, 256, 2, true)};
+            bwdWgmmaStaged(128, 128, 256, 2, true),
+            bwdWgmmaStaged(128, 128, 256, 1, true, true)};
   // (Not the staged 64x64 blocks on 128 threads at D = 128 and 256: their
   // fragments need more registers than a thread has, so their gemms fall back
   // to the CUDA cores, as tlc warns; 614 ms against 4 at D = 128, S = 4096.)
@@ -204,7 +208,8 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwd(64, 32, 128, 1, false),
             bwdWgmmaStaged(128, 64, 256, 1),
             bwdWgmmaStaged(128, 64, 256, 1, true),
-            bwdWgmmaStaged(128, 64, 256, 2, true)};
+            bwdWgmmaStaged(128, 64, 256, 2, true),
+            bwdWgmmaStaged(128, 64, 256, 1, true, true)};
   return {bwd(64, 64, 256, 1), bwd(64, 32, 256, 2), bwd(32, 32, 256, 1),
           bwdWgmmaStaged(64, 64, 256, 1), bwdWgmmaStaged(64, 64, 256, 1, true)};
 }
@@ -258,7 +263,6 @@ void run(const Shape &s, bool causal) {
   if (bwdOverride[0])
     c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
     c.bwdStages = bwdOverride[3], c.bwdStaged = bwdStagedOverride;
-  c.deterministic = deterministic;
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
@@ -286,8 +290,10 @@ void run(const Shape &s, bool causal) {
         {&Q, &K, &V, &dO, &lse, &delta, &dQ}, backwardText);
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
-    c.bwdProducer = b.bwdProducer;
+    c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile;
   }
+  if (deterministic)                 // after --autotune (its candidates are not); without dQ
+    c = mha::deterministicConfig(c); // tiles unless --dq-tile=1 (below)
   if (stageO >= 0) // after --autotune: the flags decide
     c.fwdStageO = stageO == 1;
   if (overlap >= 0)
