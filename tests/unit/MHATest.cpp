@@ -63,13 +63,33 @@ TEST_CASE("MHA at head dim 256 (the reference's block sizes for it)", "[mha][sma
   checkMHA(1, 2, 96, 256, true); // ragged
 }
 
-TEST_CASE("MHA at the reference's shape (8, 32, 256, 64)", "[mha][reference]") {
+TEST_CASE("MHA at the reference's shape (8, 32, 256, 64)", "[mha][reference][gpu-only]") {
   if (tl::testing::backend() != mha::Backend::gpu)
-    return; // minutes on the CPU; the small shapes above cover it there
+    return; // minutes on the CPU (ctest lists it in gpu-tests only); small shapes cover it
   checkMHA(8, 32, 256, 64, false);
   checkMHA(8, 32, 256, 64, true);
   for (bool causal : {false, true}) // and in the tuned configuration
     checkMHA(8, 32, 256, 64, causal, mha::tunedConfig(64, causal));
+}
+
+TEST_CASE("MHA in the tuned configurations at long lengths (dQ handed to the producer)",
+          "[mha][long][gpu-only]") {
+  // From S = 1024 on sm_90a the backward has a producer warpgroup and, at a
+  // length that is a multiple of 4 (lse rows TMA can load), hands it dQ as a
+  // tile (not at D = 64 causal: no producer). 1028 is ragged against every
+  // block; at 1030 the kernel keeps its own loads and element adds. Outputs
+  // poisoned: a row no kernel writes shows.
+  if (tl::testing::backend() != mha::Backend::gpu)
+    return; // minutes on the CPU (ctest lists it in gpu-tests only)
+  for (int dim : {64, 128})
+    for (bool causal : {false, true})
+      for (int seq : {1028, 1030}) {
+        mha::AttentionConfig config = mha::tunedConfig(dim, causal, seq, tl::testing::tunedArch());
+        INFO("D=" << dim << " causal=" << causal << " S=" << seq);
+        if (tl::testing::tunedArch() == "sm_90a")
+          CHECK(config.bwdDqTile == (seq == 1028 && !(dim == 64 && causal)));
+        checkMHA(1, 2, seq, dim, causal, config, mha::Outputs::poisoned);
+      }
 }
 
 TEST_CASE("MHA with 4-warp blocks and plain loops (tensor cores, synchronous loads)",

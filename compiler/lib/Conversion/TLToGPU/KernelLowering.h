@@ -538,6 +538,9 @@ private:
   /// The 32-bit shared-memory address of buffer[indices] (the last two
   /// indices swizzled where the tile is).
   Value sharedAddress(Location loc, Value buffer, ValueRange indices);
+  /// The 32-bit shared-memory address of the buffer's element `linear`
+  /// elements from its start (an offset already through any swizzle).
+  Value sharedElementAddress(Location loc, Value buffer, Value linear);
   Value sharedAddress(Location loc, Value buffer, Value row, Value col);
 
   /// ldmatrix.x4: four 8x8 b16 matrices whose rows this lane's `address`

@@ -143,14 +143,11 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
         index(rewriter, loc, 0)); // the row's parity: quad (lane / 4) & 1
     // A shared pointer a base, and a constant element offset from it a store
     // (a GEP LLVM folds into the store's address).
-    Value tileAddress = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, dst);
     auto sharedPtr = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
     auto pointer = [&](Value elementBase) {
-      Value bytes = arith::AddIOp::create(
-          rewriter, loc, tileAddress,
-          arith::MulIOp::create(rewriter, loc, elementBase, index(rewriter, loc, 4)));
-      Value address = arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), bytes);
-      return LLVM::IntToPtrOp::create(rewriter, loc, sharedPtr, address).getResult();
+      return LLVM::IntToPtrOp::create(rewriter, loc, sharedPtr,
+                                      sharedElementAddress(loc, dst, elementBase))
+          .getResult();
     };
     SmallVector<Value, 4> firstPointers, secondPointers;
     for (int64_t j = 0; j < 4; ++j) {

@@ -125,6 +125,15 @@ Value KernelLowering::inlineAsm(Location loc, Type resultType, ValueRange operan
       .getResult(0);
 }
 
+/// The 32-bit address of element `linear` of a shared buffer of `type` at
+/// `base` (its aligned pointer as an index).
+static Value byteAddress(OpBuilder &b, Location loc, Value base, MemRefType type, Value linear) {
+  Value bytes =
+      arith::MulIOp::create(b, loc, linear, index(b, loc, type.getElementTypeBitWidth() / 8));
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                    arith::AddIOp::create(b, loc, base, bytes));
+}
+
 Value KernelLowering::sharedAddress(Location loc, Value buffer, ValueRange indices) {
   auto &b = rewriter;
   auto type = cast<MemRefType>(buffer.getType());
@@ -134,10 +143,13 @@ Value KernelLowering::sharedAddress(Location loc, Value buffer, ValueRange indic
     at.back() = swizzleColumn(b, loc, at[at.size() - 2], at.back());
   Value linear = wgmmaAtoms.count(buffer) ? wgmmaElement(b, loc, buffer, at[0], at[1])
                                           : linearIndex(b, loc, type.getShape(), at);
-  Value bytes =
-      arith::MulIOp::create(b, loc, linear, index(b, loc, type.getElementTypeBitWidth() / 8));
-  return arith::IndexCastOp::create(b, loc, b.getI32Type(),
-                                    arith::AddIOp::create(b, loc, base, bytes));
+  return byteAddress(rewriter, loc, base, type, linear);
+}
+
+Value KernelLowering::sharedElementAddress(Location loc, Value buffer, Value linear) {
+  return byteAddress(rewriter, loc,
+                     memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, buffer),
+                     cast<MemRefType>(buffer.getType()), linear);
 }
 
 Value KernelLowering::sharedAddress(Location loc, Value buffer, Value row, Value col) {
