@@ -102,6 +102,11 @@
 #             NCU_DQ_SHAPES (default 4,32,4096,64 4,16,4096,128): speed of light,
 #             warp states, memory, stall sampling by SASS line, L2 reductions
 #                                                                -> ncu-dq.log
+#   ncu-bwd   Nsight Compute on the backward's main kernel and on cuDNN's (the
+#             fourth launch whose name has bprop, dgrad or bwd, non-causal) at
+#             NCU_BWD_SHAPES (default 4,16,4096,128 4,32,4096,64): speed of
+#             light, occupancy, launch statistics, warp states, memory, L2
+#             reductions: what issue 17's backward rows need  -> ncu-bwd.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -272,6 +277,19 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed_op_
 lts__average_t_sector_hit_rate_realtime.pct \
           ./bin/tl-bench-gpu --dq-tile=$tile "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-dq.log"
       done
+    done ;;
+  ncu-bwd)
+    sections=(--section SpeedOfLight --section Occupancy --section LaunchStats
+      --section WarpStateStats --section MemoryWorkloadAnalysis
+      --metrics lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,smsp__inst_executed.sum)
+    for shape in ${NCU_BWD_SHAPES:-4,16,4096,128 4,32,4096,64}; do
+      echo "--- tlc flash_bwd $shape" | tee -a "$out/ncu-bwd.log"
+      timeout 200 ncu --clock-control none --kernel-id "::regex:^flash_bwd\$:1" "${sections[@]}" \
+        ./bin/tl-bench-gpu "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
+      echo "--- cuDNN backward $shape" | tee -a "$out/ncu-bwd.log"
+      timeout 200 ncu --clock-control none -k "regex:bprop|dgrad|bwd" --launch-skip 3 \
+        --launch-count 1 "${sections[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 \
+        --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
     done ;;
   sanitize-tuned)
     sanitized "$out/sanitize-tuned.log" "MHA in the tuned configurations*,MHA forward in \
