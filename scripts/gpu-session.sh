@@ -102,6 +102,13 @@
 #             NCU_DQ_SHAPES (default 4,32,4096,64 4,16,4096,128): speed of light,
 #             warp states, memory, stall sampling by SASS line, L2 reductions
 #                                                                -> ncu-dq.log
+#   det-tile  the deterministic backward with dQ handed to the producer as a tile
+#             (the producer takes the turns) and with element adds in turn
+#             (--deterministic --dq-tile=1|0, twice each, alternating), the default
+#             backward beside them, then the peers; the producer backward's MHA
+#             test (deterministic tile included) on the GPU and under memcheck,
+#             racecheck and synccheck (DET_TILE_SHAPES="B,H,S,D ..." replaces the
+#             shapes)            -> det-tile.jsonl, sanitize-det-tile.log
 #   ncu-bwd   Nsight Compute on the backward's main kernel and on cuDNN's (the
 #             fourth launch whose name has bprop, dgrad or bwd, non-causal) at
 #             NCU_BWD_SHAPES (default 4,16,4096,128 4,32,4096,64): speed of
@@ -278,6 +285,19 @@ lts__average_t_sector_hit_rate_realtime.pct \
           ./bin/tl-bench-gpu --dq-tile=$tile "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-dq.log"
       done
     done ;;
+  det-tile)
+    test="MHA backward with a producer warpgroup*"
+    ./bin/tl-gpu-tests "$test" 2>&1 | tail -4 | tee "$out/tests-det-tile.log"
+    args=(${DET_TILE_SHAPES:-16,16,1024,128 4,32,4096,64 4,16,4096,128})
+    for round in 1 2; do
+      for value in 1 0; do
+        ./bin/tl-bench-gpu --deterministic --dq-tile=$value "${args[@]}" 2>&1 |
+          sed "s/\"peer\": \"tlc\"/\"peer\": \"tlc-det-tile$value\"/" | tee -a "$out/det-tile.jsonl"
+      done
+      ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/det-tile.jsonl"
+    done
+    peer sdpa_peer.py "$out/det-tile.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-det-tile.log" "$test" ;;
   ncu-bwd)
     sections=(--section SpeedOfLight --section Occupancy --section LaunchStats
       --section WarpStateStats --section MemoryWorkloadAnalysis

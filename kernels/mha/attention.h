@@ -38,7 +38,10 @@ struct AttentionConfig {
   /// that adds last into a query block's rows, flashattn_bwd's convert_dq)
   /// and leaves the accumulator zero: no postprocess kernel, no zeroing
   /// before each launch. It then takes a dQ_count tensor after dQ (and
-  /// dQ_turns) and outputs dQ_out after dK and dV.
+  /// dQ_turns) and outputs dQ_out after dK and dV. Its last block reads dQ,
+  /// so the kernel has no producer warpgroup and dQ's adds stay element adds:
+  /// clear bwdDqTile with it (tunedConfig's tile would otherwise be added
+  /// element by element from shared memory).
   bool bwdConvertDq = false;
   /// The dQ accumulator in accumulator tile order (make_mma_tile_layout,
   /// flashattn_bwd's mma_tile_dq; without bwdDqTile): each block's dQ rows go
@@ -61,9 +64,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 
 /// `config` with the deterministic backward (AttentionConfig::deterministic)
 /// and without what is slower in it: dQ a tile at a time (bwdDqTile; each
-/// key block's add must complete before the next one's turn, 7-22% more
-/// backward time at S = 4096 than element adds in turn,
-/// results/2026-12-03-h200-session23.md).
+/// key block's add must complete before the next one's turn: 7-22% more
+/// backward time at S = 4096 than element adds in turn, measured while the
+/// consumers took the turns, results/2026-12-03-h200-session23.md; the
+/// producer warpgroup takes them now, not yet timed).
 AttentionConfig deterministicConfig(AttentionConfig config);
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates

@@ -72,7 +72,7 @@ TEST_CASE("MHA at the reference's shape (8, 32, 256, 64)", "[mha][reference][gpu
     checkMHA(8, 32, 256, 64, causal, mha::tunedConfig(64, causal));
 }
 
-TEST_CASE("MHA in the tuned configurations at long lengths (dQ handed to the producer)",
+TEST_CASE("MHA at long lengths in the tuned configurations (dQ handed to the producer)",
           "[mha][long][gpu-only]") {
   // From S = 1024 on sm_90a the backward has a producer warpgroup and, at a
   // length that is a multiple of 4 (lse rows TMA can load), hands it dQ as a

@@ -327,8 +327,9 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
   // (consumers at 240 registers, not 255) spill 44 (D = 64), 8 and 4 (D =
   // 128) and 4 bytes (D = 256) and were 1-7% faster than without it
   // (results/2026-12-03-h200-session21.md). Allowances are those plus a
-  // little; the others spill nothing. The same backwards with dQ handed to
-  // the producer through a tile (dq_tile) spill 36 (D = 64) and 4 bytes.
+  // little; the others spill nothing. Since session 23 tunedConfig hands dQ
+  // to the producer through a tile there (dq_tile; 36 bytes at D = 64, 4 and
+  // 0-16 at D = 128).
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
   if (!fs::exists(ptxas)) {
     WARN("ptxas not found at " << ptxas << ": nothing to check");
@@ -378,22 +379,42 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
         CHECK_NOTHROW(
             tl::compileForGPU(mha::backwardKernel(1, 2, s.seq - 4, s.dim, causal, c), "sm_90a"));
       }
-      if (config.bwdProducer && s.dim != 256) { // dQ through a tile the producer reduce-adds
-        mha::AttentionConfig c = config;
-        c.bwdDqTile = true;
-        tl::GPUBinary tile = tl::compileForGPU(
-            mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, causal, c), "sm_90a");
-        CHECK(tile.threads == c.bwdThreads + 128);
-        CHECK(tile.ptx.find("cp.reduce.async.bulk.tensor") != std::string::npos);
-        // Its tile writes take a constant offset from a few bases
-        // (crossedPairBases): within the element path's allowance. It spilled
-        // 112-172 bytes when each write had an address of its own.
-        auto [tileStatus, tileOutput] = assemble(ptxas, tile.ptx, "sm_90a", dir, "long-tile");
-        INFO(tileOutput);
-        REQUIRE(tileStatus == 0);
-        std::smatch tileSpills;
-        REQUIRE(std::regex_search(tileOutput, tileSpills, std::regex("(\\d+) bytes spill stores")));
-        CHECK(std::stoi(tileSpills[1]) <= (s.dim == 64 ? 48 : 16));
+      if (config.bwdProducer && s.dim != 256) {
+        // tunedConfig hands dQ to the producer as a tile (its writes a
+        // constant offset from a few bases, crossedPairBases: within the
+        // element path's allowance; 112-172 bytes when each write had an
+        // address of its own). Beside it: the same kernel with element adds,
+        // and the deterministic one with the tile, where the producer takes
+        // the turns (an acquire spin after its setmaxnreg.dec; the consumers
+        // spilled 132-188 bytes taking them themselves).
+        CHECK(config.bwdDqTile);
+        for (int variant = 0; variant < 2; ++variant) {
+          mha::AttentionConfig c = config;
+          if (variant == 0)
+            c.bwdDqTile = false;
+          else
+            c.deterministic = true;
+          INFO("backward D=" << s.dim << " causal=" << causal
+                             << (variant ? " deterministic, dQ tile" : " element adds"));
+          tl::GPUBinary other = tl::compileForGPU(
+              mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, causal, c), "sm_90a");
+          CHECK(other.threads == c.bwdThreads + 128);
+          CHECK((other.ptx.find("cp.reduce.async.bulk.tensor") != std::string::npos) ==
+                c.bwdDqTile);
+          if (c.deterministic) {
+            std::size_t acquire = other.ptx.find("ld.acquire.gpu");
+            REQUIRE(acquire != std::string::npos);
+            CHECK(acquire > other.ptx.find("setmaxnreg.dec"));
+            CHECK(other.ptx.rfind("ld.acquire.gpu") > other.ptx.find("setmaxnreg.dec"));
+          }
+          auto [otherStatus, otherOutput] = assemble(ptxas, other.ptx, "sm_90a", dir, "long-other");
+          INFO(otherOutput);
+          REQUIRE(otherStatus == 0);
+          std::smatch otherSpills;
+          REQUIRE(
+              std::regex_search(otherOutput, otherSpills, std::regex("(\\d+) bytes spill stores")));
+          CHECK(std::stoi(otherSpills[1]) <= (s.dim == 64 ? 48 : 16));
+        }
       }
     }
 }

@@ -54,16 +54,16 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
           int seq = 1000;
           for (bool forward : {true, false}) {
             char config[128];
-            std::snprintf(config, sizeof config, "%s D=%d causal=%d %dx%d/%d s%d%s%s%s%s%s",
-                          forward ? "forward" : "backward", dim, causal ? 1 : 0,
-                          forward ? c.fwdBlockM : c.bwdBlockM, forward ? c.fwdBlockN : c.bwdBlockN,
-                          forward ? c.fwdThreads : c.bwdThreads,
-                          forward ? c.fwdStages : c.bwdStages,
-                          !forward && c.bwdStaged ? " staged" : "",
-                          (forward ? c.fwdWgmma : c.bwdWgmma) ? " wgmma" : "",
-                          forward && c.fwdProducer ? " producer" : "",
-                          forward && c.fwdStageO ? " stage-O" : "",
-                          forward && c.fwdOverlap ? " overlap" : "");
+            std::snprintf(
+                config, sizeof config, "%s D=%d causal=%d %dx%d/%d s%d%s%s%s%s%s%s",
+                forward ? "forward" : "backward", dim, causal ? 1 : 0,
+                forward ? c.fwdBlockM : c.bwdBlockM, forward ? c.fwdBlockN : c.bwdBlockN,
+                forward ? c.fwdThreads : c.bwdThreads, forward ? c.fwdStages : c.bwdStages,
+                !forward && c.bwdStaged ? " staged" : "",
+                (forward ? c.fwdWgmma : c.bwdWgmma) ? " wgmma" : "",
+                (forward ? c.fwdProducer : c.bwdProducer) ? " producer" : "",
+                !forward && c.bwdDqTile ? " dq-tile" : "", forward && c.fwdStageO ? " stage-O" : "",
+                forward && c.fwdOverlap ? " overlap" : "");
             if (!seen.insert({config, arch}).second)
               continue;
             INFO(config << " for " << arch);

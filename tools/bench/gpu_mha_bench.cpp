@@ -308,6 +308,15 @@ void run(const Shape &s, bool causal) {
     c.bwdConvertDq = convertDq == 1;
   if (dqMmaTiles >= 0)
     c.bwdDqMmaTiles = dqMmaTiles == 1;
+  // tunedConfig's dQ tile is the producer's to add: where the flags take away
+  // what it needs (the producer, the staged program on wgmma, one stage: no
+  // room for the tile with two) or ask for element adds of another kind
+  // (converted in the kernel, accumulator tile order), it goes too, unless
+  // --dq-tile asks for it.
+  if (dqTile < 0 && c.bwdDqTile &&
+      (!c.bwdProducer || !c.bwdWgmma || !c.bwdStaged || c.bwdStages > 1 || c.bwdConvertDq ||
+       c.bwdDqMmaTiles))
+    c.bwdDqTile = false;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::preprocessKernel(s.B, s.H, s.S, s.D, c)); // zeroes dQ, or not
   GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));

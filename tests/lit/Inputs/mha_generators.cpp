@@ -33,14 +33,21 @@ TLC_GENERATOR(flash_bwd_staged,
 
 // The backward main kernel sm_90a's tunedConfig ships for a shape, with the
 // dQ accumulator in accumulator tile order or the reference's, and dQ added
-// a tile at a time (dq_tile: with the producer warpgroup, handed to it) or not.
-TLC_GENERATOR(flash_bwd_tuned,
-              ({{"batch", 4}, {"heads", 16}, {"seq_len", 4096}, {"dim", 128}, {"causal", 0},
-                {"mma_tile_dq", 1}, {"dq_tile", 0}}))
+// a tile at a time (dq_tile: with the producer warpgroup, handed to it) or not,
+// deterministic (dQ summed in turns) or not.
+TLC_GENERATOR(flash_bwd_tuned, ({{"batch", 4},
+                                 {"heads", 16},
+                                 {"seq_len", 4096},
+                                 {"dim", 128},
+                                 {"causal", 0},
+                                 {"mma_tile_dq", 1},
+                                 {"dq_tile", 0},
+                                 {"deterministic", 0}}))
 (const tl::dsl::GeneratorArgs &a) {
   mha::AttentionConfig config = mha::tunedConfig(a["dim"], a["causal"] != 0, a["seq_len"]);
   config.bwdDqMmaTiles = a["mma_tile_dq"] != 0;
   config.bwdDqTile = a["dq_tile"] != 0;
+  config.deterministic = a["deterministic"] != 0;
   return mha::backwardKernel(a["batch"], a["heads"], a["seq_len"], a["dim"], a["causal"] != 0,
                              config);
 }

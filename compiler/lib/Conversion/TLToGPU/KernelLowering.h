@@ -282,6 +282,13 @@ private:
   /// A block counter element's global address and whether its indices lie
   /// inside the counter (the address is then the counter's first element).
   std::pair<Value, Value> counterPointer(Location loc, Value counter, ValueRange indices);
+  /// At the insertion point, in one thread: spin on an acquire load of the
+  /// counter element at `pointer` until it holds `turn` (i32); trap after
+  /// about ten seconds. LowerBlockCounters.cpp.
+  void waitForTurn(Location loc, Value pointer, Value turn);
+  /// At the insertion point, in one thread: store `next` (an index) to the
+  /// counter element with release semantics. LowerBlockCounters.cpp.
+  void passTurn(Location loc, Value pointer, Value next);
   LogicalResult lowerBlockFrom(Block &block, Operation *first);
 
   /// Issues the planned copies of iteration `k` (when k < end), one cp.async
@@ -670,7 +677,8 @@ private:
   /// wait until the producer's boxes of the iteration before have read it.
   void waitProducerReduceRead(Location loc, Value tile);
   /// The producer's loop issuing `add` (in the warp-specialised loop's
-  /// `body`) for every iteration, in the producer's `branch`.
+  /// `body`, or in a tl.in_turn there: the producer then takes the turn) for
+  /// every iteration, in the producer's `branch`.
   void issueProducerReduces(AtomicAddTileOp add, Block &body, Value start, Value end,
                             scf::IfOp branch);
   /// The tensor maps the kernel takes after its own parameters, in order.

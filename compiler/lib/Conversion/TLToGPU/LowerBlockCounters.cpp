@@ -12,6 +12,12 @@
 // writes before thread 0's release, and the next block's acquire after it, so
 // each body sees everything the previous turn wrote.
 //
+// Where the body is a reduce-add the producer warpgroup issues
+// (tl.producer_reduce), the producer's issuing thread takes the turn instead
+// (LowerWarpSpecialized.cpp's issueProducerReduces, FlashAttention-3's dQ
+// semaphore): it waits for it, issues the boxes, waits for them to complete
+// and passes the turn on, and the consumers only hand the tile over.
+//
 // A wait that lasts past about ten seconds (%globaltimer) traps: a turn that
 // never comes (turns out of launch order, a counter not reset between
 // launches) is then a launch error the runtime reports, not a hang.
@@ -50,11 +56,59 @@ std::pair<Value, Value> KernelLowering::counterPointer(Location loc, Value count
   return {globalPointer(rewriter, loc, base, offset), inside};
 }
 
+void KernelLowering::waitForTurn(Location loc, Value pointer, Value turn) {
+  auto &b = rewriter;
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value start = NVVM::GlobalTimerOp::create(b, loc, i64);
+  auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+  OpBuilder::InsertionGuard guard(b);
+  b.createBlock(&spin.getBefore());
+  Value seen = LLVM::LoadOp::create(b, loc, i32, pointer, /*alignment=*/4, false, false, false,
+                                    false, LLVM::AtomicOrdering::acquire, "device");
+  Value waiting = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, seen, turn);
+  Value waited = arith::SubIOp::create(b, loc, NVVM::GlobalTimerOp::create(b, loc, i64), start);
+  Value overdue = arith::AndIOp::create(
+      b, loc, waiting,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, waited,
+                            arith::ConstantIntOp::create(b, loc, i64, kTurnTimeoutNs)));
+  scf::IfOp::create(b, loc, overdue, [&](OpBuilder &b, Location loc) {
+    LLVM::Trap::create(b, loc);
+    scf::YieldOp::create(b, loc);
+  });
+  scf::ConditionOp::create(b, loc, waiting, ValueRange{});
+  b.createBlock(&spin.getAfter());
+  scf::YieldOp::create(b, loc);
+}
+
+void KernelLowering::passTurn(Location loc, Value pointer, Value next) {
+  auto &b = rewriter;
+  Value turn = arith::IndexCastOp::create(b, loc, b.getI32Type(), next);
+  LLVM::StoreOp::create(b, loc, turn, pointer, /*alignment=*/4, false, false, false,
+                        LLVM::AtomicOrdering::release, "device");
+}
+
+/// Whether `op`'s body is an add the producer warpgroup issues
+/// (tl.producer_reduce): the producer then takes the turn for it
+/// (issueProducerReduces), and the consumers only hand the tile over.
+static bool turnTakenByProducer(InTurnOp op) {
+  Block &body = op.getBody().front();
+  auto add = llvm::hasSingleElement(body) ? dyn_cast<AtomicAddTileOp>(body.front()) : nullptr;
+  return add && tlDialect(add).getProducerReduceAttrHelper().isAttrPresent(add);
+}
+
 LogicalResult KernelLowering::lowerInTurn(InTurnOp op) {
   auto &b = rewriter;
   Location loc = op.getLoc();
+  Block &body = op.getBody().front();
+  if (turnTakenByProducer(op)) {
+    if (failed(lowerBlock(body)))
+      return failure();
+    rewriter.inlineBlockBefore(&body, op);
+    rewriter.eraseOp(op);
+    return success();
+  }
   Value counter = op.getCounter();
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type i32 = b.getI32Type();
 
   auto [pointer, inside] = counterPointer(loc, counter, op.getIndices());
   Value turn = arith::IndexCastOp::create(b, loc, i32, op.getTurn());
@@ -64,32 +118,11 @@ LogicalResult KernelLowering::lowerInTurn(InTurnOp op) {
 
   // Thread 0 waits for the turn; the barrier lets the block in after it.
   scf::IfOp::create(b, loc, first, [&](OpBuilder &b, Location loc) {
-    Value start = NVVM::GlobalTimerOp::create(b, loc, i64);
-    auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.createBlock(&spin.getBefore());
-      Value seen = LLVM::LoadOp::create(b, loc, i32, pointer, /*alignment=*/4, false, false, false,
-                                        false, LLVM::AtomicOrdering::acquire, "device");
-      Value waiting = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, seen, turn);
-      Value waited = arith::SubIOp::create(b, loc, NVVM::GlobalTimerOp::create(b, loc, i64), start);
-      Value overdue = arith::AndIOp::create(
-          b, loc, waiting,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, waited,
-                                arith::ConstantIntOp::create(b, loc, i64, kTurnTimeoutNs)));
-      scf::IfOp::create(b, loc, overdue, [&](OpBuilder &b, Location loc) {
-        LLVM::Trap::create(b, loc);
-        scf::YieldOp::create(b, loc);
-      });
-      scf::ConditionOp::create(b, loc, waiting, ValueRange{});
-      b.createBlock(&spin.getAfter());
-      scf::YieldOp::create(b, loc);
-    }
+    waitForTurn(loc, pointer, turn);
     scf::YieldOp::create(b, loc);
   });
   barrier(loc);
 
-  Block &body = op.getBody().front();
   if (failed(lowerBlock(body)))
     return failure();
   rewriter.inlineBlockBefore(&body, op);
@@ -98,9 +131,7 @@ LogicalResult KernelLowering::lowerInTurn(InTurnOp op) {
   rewriter.setInsertionPoint(op);
   barrier(loc);
   scf::IfOp::create(b, loc, first, [&](OpBuilder &b, Location loc) {
-    Value next = arith::IndexCastOp::create(b, loc, i32, op.getNext());
-    LLVM::StoreOp::create(b, loc, next, pointer, /*alignment=*/4, false, false, false,
-                          LLVM::AtomicOrdering::release, "device");
+    passTurn(loc, pointer, op.getNext());
     scf::YieldOp::create(b, loc);
   });
   rewriter.eraseOp(op);

@@ -35,7 +35,11 @@
 //          proxy fence (it waited on empty before writing);
 //   empty  arrival count 1: the producer's thread T + 32, which waits on full
 //          (parity n & 1 in iteration n), issues the boxes and waits for
-//          them to have read the tile (issueProducerReduces).
+//          them to have read the tile (issueProducerReduces). Where the add
+//          stands in a tl.in_turn (a deterministic sum), that thread also
+//          waits for the turn before it issues, and waits for the boxes to
+//          complete (their writes fenced from the async proxy) before it
+//          passes the turn on and arrives.
 // separateConsumers builds the first branch after the whole kernel is
 // lowered: the work past the barrier moves in, but for the pure ops both
 // branches use (the producer's bounds and offsets are such: the plan checks)
@@ -60,9 +64,10 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
   Value full, empty;
   Operation *allThreads;
   AtomicAddTileOp handoff; // a reduce-add the producer issues (tl.producer_reduce)
-  for (auto add : body.getOps<AtomicAddTileOp>())
+  body.walk([&](AtomicAddTileOp add) { // in the body, or in a tl.in_turn there
     if (tlDialect(add).getProducerReduceAttrHelper().isAttrPresent(add))
       handoff = add;
+  });
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfter(sharedBase.getDefiningOp());
@@ -190,11 +195,40 @@ void KernelLowering::issueProducerReduces(AtomicAddTileOp add, Block &body, Valu
   for (Value offset : add.getDstOffsets())
     offsets.push_back(atIteration(offset, body, mapping));
   Value tile = add.getSrc();
+  // In turns: the counter element of iteration j, waited for before the
+  // boxes and passed on once their sums are in memory (as lowerInTurn and
+  // lowerTmaReduce do it in one block's threads).
+  auto turn = dyn_cast<InTurnOp>(add->getParentOp());
+  Value counter, inside;
+  if (turn) {
+    SmallVector<Value> indices;
+    for (Value i : turn.getIndices())
+      indices.push_back(atIteration(i, body, mapping));
+    std::tie(counter, inside) = counterPointer(loc, turn.getCounter(), indices);
+    Value expected = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                                atIteration(turn.getTurn(), body, mapping));
+    auto wait = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard inTurn(b);
+    b.setInsertionPoint(wait.thenBlock()->getTerminator());
+    waitForTurn(loc, counter, expected);
+  }
   issueTileBoxes(loc, add.getDst(), offsets, add.getDstSizes(), cast<MemRefType>(tile.getType()),
                  memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), Value(),
                  /*reduceAdd=*/true);
   NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
+  if (turn) {
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), /*read=*/nullptr);
+    NVVM::FenceProxyOp::create(b, loc,
+                               NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async),
+                               NVVM::SharedSpaceAttr());
+    Value next = atIteration(turn.getNext(), body, mapping);
+    auto pass = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard inTurn(b);
+    b.setInsertionPoint(pass.thenBlock()->getTerminator());
+    passTurn(loc, counter, next);
+  } else {
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
+  }
   NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(),
                                  mbarrierAddress(loc, producerReduce->empty, index(b, loc, 0)),
                                  /*count=*/Value());

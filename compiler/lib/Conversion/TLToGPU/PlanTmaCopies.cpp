@@ -122,24 +122,51 @@ bool tmaReduceCapable(AtomicAddTileOp add, const lowering::LayoutMap &layouts) {
 
 /// Whether the producer warpgroup of a warp-specialised loop can issue
 /// `add` (a reduce-add by TMA) for the consumers: it stands directly in that
-/// loop's body (the body's only tile add: the producer takes one), its
-/// offsets computable by the producer, and its tile is
-/// written only by copies directly in the body before it and read by nothing
-/// else (the consumers write it, then hand it over on an mbarrier; the
-/// producer hands it back once its boxes have read it).
+/// loop's body, or alone in a tl.in_turn that does (a deterministic
+/// backward: the producer then waits for the turn and passes it on, so the
+/// consumers never wait on other blocks), the loop's only tile add (the
+/// producer takes one), its offsets and the turn's operands computable by
+/// the producer; and its tile is written only by copies directly in the
+/// body before it and read by nothing else (the consumers write it, then
+/// hand it over on an mbarrier; the producer hands it back once its boxes
+/// have read it). The pure ops a tl.in_turn holds besides the add (its
+/// offsets' math) move out before it, where the producer can compute them.
 bool producerCanReduce(AtomicAddTileOp add, KernelOp kernel) {
-  auto loop = dyn_cast<PipelinedOp>(add->getParentOp());
+  Operation *anchor = add; // what stands in the loop's body
+  SmallVector<Value> operands(add.getDstOffsets());
+  auto turn = dyn_cast<InTurnOp>(add->getParentOp());
+  if (turn) {
+    anchor = turn;
+    llvm::append_range(operands, turn.getIndices());
+    operands.push_back(turn.getTurn());
+    operands.push_back(turn.getNext());
+  }
+  auto loop = dyn_cast<PipelinedOp>(anchor->getParentOp());
   auto tile = add.getSrc().getDefiningOp<AllocSharedOp>();
   if (!loop || !tile || loop->getParentOp() != kernel.getOperation() ||
-      !tlDialect(kernel).getWarpSpecializedAttrHelper().isAttrPresent(loop) ||
-      !offsetsAtKernelStart(kernel, loop, add.getDstOffsets()) ||
-      !llvm::hasSingleElement(loop.getBody().front().getOps<AtomicAddTileOp>()))
+      !tlDialect(kernel).getWarpSpecializedAttrHelper().isAttrPresent(loop))
+    return false;
+  if (turn) {
+    SmallVector<Operation *> math;
+    for (Operation &op : turn.getBody().front())
+      if (&op != add.getOperation())
+        math.push_back(&op);
+    if (!llvm::all_of(math, [](Operation *op) { return isPure(op) && !op->getNumRegions(); }))
+      return false;
+    for (Operation *op : math)
+      op->moveBefore(turn);
+  }
+  if (!offsetsAtKernelStart(kernel, loop, operands))
+    return false;
+  int adds = 0;
+  loop.walk([&](AtomicAddTileOp) { ++adds; });
+  if (adds != 1)
     return false;
   return llvm::all_of(tile->getUsers(), [&](Operation *user) {
     auto copy = dyn_cast<CopyOp>(user);
     return user == add.getOperation() ||
-           (copy && copy.getDst() == tile.getResult() && user->getBlock() == add->getBlock() &&
-            user->isBeforeInBlock(add));
+           (copy && copy.getDst() == tile.getResult() && user->getBlock() == anchor->getBlock() &&
+            user->isBeforeInBlock(anchor));
   });
 }
 
