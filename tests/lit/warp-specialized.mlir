@@ -434,12 +434,13 @@ func.func @reduce_handed_over(%A: memref<256x64xf16>, %Acc: memref<256x64xf32>) 
 // CHECK-NOT: atomic syncscope("device") acquire
 // CHECK-NOT: atomic syncscope("device") release
 // CHECK: nvvm.mbarrier.arrive
-// CHECK-NOT: atomic syncscope("device") acquire
+// CHECK-NOT: atomic syncscope("device")
 // CHECK: arith.cmpi eq, %{{.*}}, %c160
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.while
 // CHECK: llvm.load {{.*}} atomic syncscope("device") acquire
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async>}
 // CHECK: nvvm.cp.async.bulk.tensor.reduce
 // CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0
@@ -471,6 +472,45 @@ func.func @reduce_handed_over_in_turn(%A: memref<256x64xf16>, %Acc: memref<256x6
         %c64 = arith.constant 64 : index
         %row = arith.muli %k, %c64 : index
         tl.atomic_add_tile %t[%c0, %c0] [64, 64] to %Acc[%row, %c0] [64, 64] : memref<64x64xf32, #tl.scope<shared>> to memref<256x64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Math after the add in the turn's body moves out too (a walk over the adds
+// that let the moved ops' block change under it did not end).
+
+// HANDOFF-LABEL: func.func @in_turn_math_after_add
+// HANDOFF: tl.copy {{.*}} to memref<64x64xf32, #tl.scope<shared>>
+// HANDOFF-NEXT: arith.addi
+// HANDOFF-NEXT: tl.in_turn
+// HANDOFF-NEXT: tl.atomic_add_tile {{.*}} {tl.producer_reduce, tl.tma_copy}
+// HANDOFF-NEXT: }
+func.func @in_turn_math_after_add(%A: memref<256x64xf16>, %Acc: memref<256x64xf32>, %Turns: memref<4xi32>) {
+  tl.kernel grid [2] threads 128 attributes {tl.producer_warpgroup} {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %t = tl.alloc_shared : memref<64x64xf32, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    %next = arith.addi %bx, %c1 : index
+    tl.pipelined %c0 to %c4 stages 1 {
+    ^bb0(%k: index):
+      %c64a = arith.constant 64 : index
+      %k0 = arith.muli %k, %c64a : index
+      tl.copy %A[%k0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+      tl.fill %c, %zero : memref<64x64xf32, #tl.scope<fragment>>, f32
+      tl.gemm %a, %a, %c {transpose_b} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+      tl.copy %c[%c0, %c0] [64, 64] to %t[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32, #tl.scope<shared>>
+      tl.in_turn %Turns[%k] turn %bx next %next : memref<4xi32> {
+        tl.atomic_add_tile %t[%c0, %c0] [64, 64] to %Acc[%k0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<shared>> to memref<256x64xf32>
+        %dead = arith.addi %k0, %c1 : index
       }
     }
   }

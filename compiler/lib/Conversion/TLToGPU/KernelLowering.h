@@ -289,6 +289,11 @@ private:
   /// At the insertion point, in one thread: store `next` (an index) to the
   /// counter element with release semantics. LowerBlockCounters.cpp.
   void passTurn(Location loc, Value pointer, Value next);
+  /// Whether `op`'s body is the add the producer warpgroup issues (its tile
+  /// is producerReduce's, as lowerAtomicAddTile tells): the producer then
+  /// takes the turn (issueProducerReduces), and the consumers only hand the
+  /// tile over. LowerBlockCounters.cpp.
+  bool turnTakenByProducer(InTurnOp op) const;
   LogicalResult lowerBlockFrom(Block &block, Operation *first);
 
   /// Issues the planned copies of iteration `k` (when k < end), one cp.async

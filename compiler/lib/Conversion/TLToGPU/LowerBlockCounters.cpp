@@ -87,13 +87,10 @@ void KernelLowering::passTurn(Location loc, Value pointer, Value next) {
                         LLVM::AtomicOrdering::release, "device");
 }
 
-/// Whether `op`'s body is an add the producer warpgroup issues
-/// (tl.producer_reduce): the producer then takes the turn for it
-/// (issueProducerReduces), and the consumers only hand the tile over.
-static bool turnTakenByProducer(InTurnOp op) {
+bool KernelLowering::turnTakenByProducer(InTurnOp op) const {
   Block &body = op.getBody().front();
   auto add = llvm::hasSingleElement(body) ? dyn_cast<AtomicAddTileOp>(body.front()) : nullptr;
-  return add && tlDialect(add).getProducerReduceAttrHelper().isAttrPresent(add);
+  return add && producerReduce && add.getSrc() == producerReduce->tile; // as lowerAtomicAddTile
 }
 
 LogicalResult KernelLowering::lowerInTurn(InTurnOp op) {

@@ -211,6 +211,11 @@ void KernelLowering::issueProducerReduces(AtomicAddTileOp add, Block &body, Valu
     OpBuilder::InsertionGuard inTurn(b);
     b.setInsertionPoint(wait.thenBlock()->getTerminator());
     waitForTurn(loc, counter, expected);
+    // The previous turn's sums (async-proxy writes another block fenced
+    // before its release) before this block's boxes add to them.
+    NVVM::FenceProxyOp::create(b, loc,
+                               NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async),
+                               NVVM::SharedSpaceAttr());
   }
   issueTileBoxes(loc, add.getDst(), offsets, add.getDstSizes(), cast<MemRefType>(tile.getType()),
                  memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), Value(),

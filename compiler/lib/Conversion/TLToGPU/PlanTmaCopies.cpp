@@ -178,13 +178,17 @@ struct PlanTmaCopiesPass : public tl::impl::PlanTmaCopiesBase<PlanTmaCopiesPass>
       for (auto copy : kernel.getBody().front().getOps<CopyOp>())
         if (tmaCopyCapable(copy, kernel, layouts))
           tlDialect(kernel).getTmaCopyAttrHelper().setAttr(copy, b.getUnitAttr());
-      kernel.walk([&](AtomicAddTileOp add) {
+      // Gathered first: producerCanReduce may move ops out of a tl.in_turn,
+      // which a walk in progress must not see.
+      SmallVector<AtomicAddTileOp> adds;
+      kernel.walk([&](AtomicAddTileOp add) { adds.push_back(add); });
+      for (AtomicAddTileOp add : adds) {
         if (!tmaReduceCapable(add, layouts))
-          return;
+          continue;
         tlDialect(kernel).getTmaCopyAttrHelper().setAttr(add, b.getUnitAttr());
         if (producerCanReduce(add, kernel))
           tlDialect(kernel).getProducerReduceAttrHelper().setAttr(add, b.getUnitAttr());
-      });
+      }
     });
   }
 };
