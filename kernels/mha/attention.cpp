@@ -146,9 +146,14 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // kernel keeps its own loads (lse rows TMA cannot load: seq_len not a
     // multiple of 4), where the consumers would issue the add themselves,
     // 6-13% slower than element adds (results/2026-12-03-h200-dq-tile.md).
-    c.bwdDqTile = c.bwdProducer && dim != 256 && seqLen % 4 == 0;
+    c.bwdDqTile = producerTakesDqTile(c, dim, seqLen);
   }
   return c;
+}
+
+bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
+  return config.bwdProducer && config.bwdStaged && config.bwdWgmma && !config.bwdConvertDq &&
+         seqLen % 4 == 0 && config.bwdStages <= 1 && dim != 256;
 }
 
 AttentionConfig deterministicConfig(AttentionConfig config) {

@@ -62,6 +62,14 @@ bool supportedHeadDim(int dim);
 AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
                             const std::string &arch = "sm_90a");
 
+/// Whether `config`'s backward, at head dim `dim` and length `seqLen`, can
+/// hand dQ to its producer warpgroup as a tile: the producer runs (the
+/// staged program on wgmma, bwdProducer, dQ not converted in the kernel, lse
+/// rows TMA can load: seqLen a multiple of 4, as flashattn_bwd_staged
+/// decides) and the tile has room (one stage, not D = 256). Elsewhere a
+/// bwdDqTile is added by the consumers themselves, which is slower.
+bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
+
 /// `config` with the deterministic backward (AttentionConfig::deterministic)
 /// and without what is slower in it: dQ a tile at a time (bwdDqTile; each
 /// key block's add must complete before the next one's turn: 7-22% more

@@ -309,13 +309,9 @@ void run(const Shape &s, bool causal) {
   if (dqMmaTiles >= 0)
     c.bwdDqMmaTiles = dqMmaTiles == 1;
   // tunedConfig's dQ tile is the producer's to add: where the flags take away
-  // what it needs (the producer, the staged program on wgmma, one stage: no
-  // room for the tile with two) or ask for element adds of another kind
-  // (converted in the kernel, accumulator tile order), it goes too, unless
-  // --dq-tile asks for it.
-  if (dqTile < 0 && c.bwdDqTile &&
-      (!c.bwdProducer || !c.bwdWgmma || !c.bwdStaged || c.bwdStages > 1 || c.bwdConvertDq ||
-       c.bwdDqMmaTiles))
+  // what it needs (mha::producerTakesDqTile) or ask for adds in accumulator
+  // tile order, it goes too, unless --dq-tile asks for it.
+  if (dqTile < 0 && c.bwdDqTile && (!mha::producerTakesDqTile(c, s.D, s.S) || c.bwdDqMmaTiles))
     c.bwdDqTile = false;
   GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
   GPUKernel prep(mha::preprocessKernel(s.B, s.H, s.S, s.D, c)); // zeroes dQ, or not

@@ -120,43 +120,57 @@ bool tmaReduceCapable(AtomicAddTileOp add, const lowering::LayoutMap &layouts) {
                     /*wideElements=*/true);
 }
 
+/// The warp-specialised pipelined loop `op` stands directly in, or null.
+PipelinedOp warpSpecializedLoopAround(Operation *op, KernelOp kernel) {
+  auto loop = dyn_cast<PipelinedOp>(op->getParentOp());
+  return loop && loop->getParentOp() == kernel.getOperation() &&
+                 tlDialect(kernel).getWarpSpecializedAttrHelper().isAttrPresent(loop)
+             ? loop
+             : PipelinedOp();
+}
+
+/// A tile add in a tl.in_turn in a warp-specialised loop: the turn's pure
+/// ops besides the add (its offsets' math, as the eDSL writes it) move out
+/// before the turn, where a producer warpgroup can compute them. Moving pure
+/// ops out of a body that always runs changes nothing else.
+void moveTurnMathOut(AtomicAddTileOp add, KernelOp kernel) {
+  auto turn = dyn_cast<InTurnOp>(add->getParentOp());
+  if (!turn || !warpSpecializedLoopAround(turn, kernel))
+    return;
+  SmallVector<Operation *> math;
+  for (Operation &op : turn.getBody().front())
+    if (&op != add.getOperation())
+      math.push_back(&op);
+  if (!llvm::all_of(math, [](Operation *op) { return isPure(op) && !op->getNumRegions(); }))
+    return;
+  for (Operation *op : math)
+    op->moveBefore(turn);
+}
+
 /// Whether the producer warpgroup of a warp-specialised loop can issue
 /// `add` (a reduce-add by TMA) for the consumers: it stands directly in that
 /// loop's body, or alone in a tl.in_turn that does (a deterministic
 /// backward: the producer then waits for the turn and passes it on, so the
-/// consumers never wait on other blocks), the loop's only tile add (the
-/// producer takes one), its offsets and the turn's operands computable by
-/// the producer; and its tile is written only by copies directly in the
-/// body before it and read by nothing else (the consumers write it, then
-/// hand it over on an mbarrier; the producer hands it back once its boxes
-/// have read it). The pure ops a tl.in_turn holds besides the add (its
-/// offsets' math) move out before it, where the producer can compute them.
+/// consumers never wait on other blocks; moveTurnMathOut leaves it alone),
+/// the loop's only tile add (the producer takes one), its offsets and the
+/// turn's operands computable by the producer; and its tile is written only
+/// by copies directly in the body before it and read by nothing else (the
+/// consumers write it, then hand it over on an mbarrier; the producer hands
+/// it back once its boxes have read it).
 bool producerCanReduce(AtomicAddTileOp add, KernelOp kernel) {
   Operation *anchor = add; // what stands in the loop's body
   SmallVector<Value> operands(add.getDstOffsets());
-  auto turn = dyn_cast<InTurnOp>(add->getParentOp());
-  if (turn) {
+  if (auto turn = dyn_cast<InTurnOp>(add->getParentOp())) {
+    if (!llvm::hasSingleElement(turn.getBody().front()))
+      return false;
     anchor = turn;
     llvm::append_range(operands, turn.getIndices());
     operands.push_back(turn.getTurn());
     operands.push_back(turn.getNext());
   }
-  auto loop = dyn_cast<PipelinedOp>(anchor->getParentOp());
+  PipelinedOp loop = warpSpecializedLoopAround(anchor, kernel);
   auto tile = add.getSrc().getDefiningOp<AllocSharedOp>();
-  if (!loop || !tile || loop->getParentOp() != kernel.getOperation() ||
-      !tlDialect(kernel).getWarpSpecializedAttrHelper().isAttrPresent(loop))
-    return false;
-  if (turn) {
-    SmallVector<Operation *> math;
-    for (Operation &op : turn.getBody().front())
-      if (&op != add.getOperation())
-        math.push_back(&op);
-    if (!llvm::all_of(math, [](Operation *op) { return isPure(op) && !op->getNumRegions(); }))
-      return false;
-    for (Operation *op : math)
-      op->moveBefore(turn);
-  }
-  if (!offsetsAtKernelStart(kernel, loop, operands))
+  if (!loop || !tile || !offsetsAtKernelStart(kernel, loop, operands))
     return false;
   int adds = 0;
   loop.walk([&](AtomicAddTileOp) { ++adds; });
@@ -178,14 +192,15 @@ struct PlanTmaCopiesPass : public tl::impl::PlanTmaCopiesBase<PlanTmaCopiesPass>
       for (auto copy : kernel.getBody().front().getOps<CopyOp>())
         if (tmaCopyCapable(copy, kernel, layouts))
           tlDialect(kernel).getTmaCopyAttrHelper().setAttr(copy, b.getUnitAttr());
-      // Gathered first: producerCanReduce may move ops out of a tl.in_turn,
-      // which a walk in progress must not see.
+      // Gathered first: moveTurnMathOut moves ops out of a tl.in_turn, which
+      // a walk in progress must not see.
       SmallVector<AtomicAddTileOp> adds;
       kernel.walk([&](AtomicAddTileOp add) { adds.push_back(add); });
       for (AtomicAddTileOp add : adds) {
         if (!tmaReduceCapable(add, layouts))
           continue;
         tlDialect(kernel).getTmaCopyAttrHelper().setAttr(add, b.getUnitAttr());
+        moveTurnMathOut(add, kernel);
         if (producerCanReduce(add, kernel))
           tlDialect(kernel).getProducerReduceAttrHelper().setAttr(add, b.getUnitAttr());
       }
