@@ -31,10 +31,13 @@
 #             cuBLAS (gemm_peer.py) on the same shapes           -> gemm.jsonl
 #   copy      tl-bench-copy (the tile copy: TMA load and store, autotuned)
 #             and torch's copy (copy_peer.py) on the same shapes -> copy.jsonl
-#   deterministic  tl-bench-gpu with and without --deterministic (the backward
-#             summing dQ in key-block order) on the same shapes, then the peers;
-#             memcheck, racecheck and synccheck on the in_turn and deterministic
-#             MHA tests                   -> deterministic.jsonl, sanitize-deterministic.log
+#   deterministic  the in_turn and deterministic MHA tests, then tl-bench-gpu
+#             with and without --deterministic (the backward summing dQ in
+#             key-block order), twice each, alternating, then the peers
+#             (DETERMINISTIC_SHAPES="B,H,S,D ..." replaces the shapes)
+#                                   -> tests-deterministic.log, deterministic.jsonl
+#   sanitize-deterministic  memcheck, racecheck and synccheck on those tests
+#                                                 -> sanitize-deterministic.log
 #   no-lsr    tl-bench-gpu with LLVM's loop strength reduction and without it
 #             (TLC_LLVM_OPTIONS=-disable-lsr), the default run again after it
 #             (the noise), on the tuned configurations and the reference's
@@ -114,6 +117,9 @@
 #             NCU_BWD_SHAPES (default 4,16,4096,128 4,32,4096,64): speed of
 #             light, occupancy, launch statistics, warp states, memory, L2
 #             reductions: what issue 17's backward rows need  -> ncu-bwd.log
+#   ncu-fwd   the same on the forward's kernel and cuDNN's (the fourth whose name
+#             has fprop or fwd) at NCU_FWD_SHAPES (default 4,16,4096,128
+#             4,32,4096,64 8,32,256,64)                         -> ncu-fwd.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -164,15 +170,30 @@ sanitized() {
   rm -f "$whole"
 }
 
+# What ncu-fwd and ncu-bwd measure: speed of light, occupancy, launch
+# statistics, warp states, memory, L2 reductions and atomics, instructions.
+ncuSections=(--section SpeedOfLight --section Occupancy --section LaunchStats
+  --section WarpStateStats --section MemoryWorkloadAnalysis
+  --metrics lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,smsp__inst_executed.sum)
+# The in_turn and deterministic MHA tests (the producer warpgroup's turns
+# among them; `deterministic` adds the long lengths', too slow to sanitize).
+deterministicTests="in_turn*,MHA backward in deterministic*,MHA backward with a producer \
+warpgroup*"
+
 for part in "$@"; do
   echo "=== $part ($(date +%T))"
   case $part in
   deterministic)
-    args=(4,32,4096,64 4,16,4096,128 4,16,4096,256 16,32,1024,64 8,32,256,64)
-    ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee "$out/deterministic.jsonl"
-    ./bin/tl-bench-gpu --deterministic "${args[@]}" 2>&1 | tee -a "$out/deterministic.jsonl"
-    peer sdpa_peer.py "$out/deterministic.jsonl" "${args[@]}"
-    sanitized "$out/sanitize-deterministic.log" "in_turn*,MHA backward in deterministic*" ;;
+    ./bin/tl-gpu-tests "$deterministicTests,MHA at long lengths*" 2>&1 | tail -4 |
+      tee "$out/tests-deterministic.log"
+    args=(${DETERMINISTIC_SHAPES:-4,32,4096,64 4,16,4096,128 4,16,4096,256 16,16,1024,128 8,32,256,64})
+    for round in 1 2; do
+      ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/deterministic.jsonl"
+      ./bin/tl-bench-gpu --deterministic "${args[@]}" 2>&1 | tee -a "$out/deterministic.jsonl"
+    done
+    peer sdpa_peer.py "$out/deterministic.jsonl" "${args[@]}" ;;
+  sanitize-deterministic)
+    sanitized "$out/sanitize-deterministic.log" "$deterministicTests" ;;
   no-lsr)
     args=(4,32,4096,64 4,16,4096,128 4,16,4096,256 16,32,1024,64 8,32,256,64)
     for variant in default no-lsr default; do
@@ -299,17 +320,24 @@ lts__average_t_sector_hit_rate_realtime.pct \
     peer sdpa_peer.py "$out/det-tile.jsonl" "${args[@]}"
     sanitized "$out/sanitize-det-tile.log" "$test" ;;
   ncu-bwd)
-    sections=(--section SpeedOfLight --section Occupancy --section LaunchStats
-      --section WarpStateStats --section MemoryWorkloadAnalysis
-      --metrics lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,smsp__inst_executed.sum)
     for shape in ${NCU_BWD_SHAPES:-4,16,4096,128 4,32,4096,64}; do
       echo "--- tlc flash_bwd $shape" | tee -a "$out/ncu-bwd.log"
-      timeout 200 ncu --clock-control none --kernel-id "::regex:^flash_bwd\$:1" "${sections[@]}" \
+      timeout 200 ncu --clock-control none --kernel-id "::regex:^flash_bwd\$:1" "${ncuSections[@]}" \
         ./bin/tl-bench-gpu "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
       echo "--- cuDNN backward $shape" | tee -a "$out/ncu-bwd.log"
       timeout 200 ncu --clock-control none -k "regex:bprop|dgrad|bwd" --launch-skip 3 \
-        --launch-count 1 "${sections[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 \
+        --launch-count 1 "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 \
         --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
+    done ;;
+  ncu-fwd)
+    for shape in ${NCU_FWD_SHAPES:-4,16,4096,128 4,32,4096,64 8,32,256,64}; do
+      echo "--- tlc flash_fwd $shape" | tee -a "$out/ncu-fwd.log"
+      timeout 150 ncu --clock-control none --kernel-id "::regex:^flash_fwd\$:1" \
+        "${ncuSections[@]}" ./bin/tl-bench-gpu "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-fwd.log"
+      echo "--- cuDNN forward $shape" | tee -a "$out/ncu-fwd.log"
+      timeout 150 ncu --clock-control none -k "regex:fprop|fwd" --launch-skip 3 --launch-count 1 \
+        "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 --peer sdpa-cudnn \
+        2>&1 | grep -v '^{' | tee -a "$out/ncu-fwd.log"
     done ;;
   sanitize-tuned)
     sanitized "$out/sanitize-tuned.log" "MHA in the tuned configurations*,MHA forward in \

@@ -156,9 +156,9 @@ bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
          seqLen % 4 == 0 && config.bwdStages <= 1 && dim != 256;
 }
 
-AttentionConfig deterministicConfig(AttentionConfig config) {
+AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen) {
   config.deterministic = true;
-  config.bwdDqTile = false;
+  config.bwdDqTile = config.bwdDqTile && producerTakesDqTile(config, dim, seqLen);
   return config;
 }
 

@@ -70,13 +70,16 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 /// bwdDqTile is added by the consumers themselves, which is slower.
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 
-/// `config` with the deterministic backward (AttentionConfig::deterministic)
-/// and without what is slower in it: dQ a tile at a time (bwdDqTile; each
-/// key block's add must complete before the next one's turn: 7-22% more
-/// backward time at S = 4096 than element adds in turn, measured while the
-/// consumers took the turns, results/2026-12-03-h200-session23.md; the
-/// producer warpgroup takes them now, not yet timed).
-AttentionConfig deterministicConfig(AttentionConfig config);
+/// `config` with the deterministic backward (AttentionConfig::deterministic),
+/// for head dim `dim` and length `seqLen`, without what is slower in it: dQ
+/// a tile at a time (bwdDqTile) where the consumers would add it themselves
+/// (each key block's add must complete before the next one's turn: 7-22%
+/// more backward time at S = 4096 than element adds in turn,
+/// results/2026-12-03-h200-session23.md). Where the producer warpgroup takes
+/// the tile (producerTakesDqTile) it keeps it: the consumers go on while the
+/// producer waits for the turn, 24-30% less time than element adds in turn
+/// (results/2026-12-04-h200-session25.md).
+AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen);
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates
 /// them), or NaN, so that an element no kernel writes shows in the results

@@ -3,7 +3,9 @@
 // and dk, which are [block_M, dim]); the reference declares [block_N, dim],
 // which only agrees when block_M == block_N and fails our copy verifier
 // otherwise. And the causal mask is applied only to the blocks that cross the
-// diagonal (elsewhere it keeps every element). With `dq_tile` or
+// diagonal (elsewhere it keeps every element). Deterministic and causal (not
+// the reference's), a block walks its query blocks from the last down
+// (queryBlockAt). With `dq_tile` or
 // `mma_tile_dq` (not the reference's) dQ goes out a tile at a time, with
 // `convert_dq` (not the reference's either) the last key block to add
 // converts it (mha.h).
@@ -57,7 +59,8 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
     clear(dk);
     Expr loop_st = is_causal ? floordiv(by * block_M, block_N) : Expr(0);
     Expr loop_ed = ceildiv(seq_len, block_N);
-    pipelined(loop_st, loop_ed, num_stages, [&](Expr k) {
+    pipelined(loop_st, loop_ed, num_stages, [&](Expr step) {
+      Expr k = queryBlockAt(step, loop_st, loop_ed, deterministic && is_causal);
       copy(Q(bz, slice(k * block_N, block_N), bx, all), q);
       clear(qkT);
       gemm(K_shared, q, qkT, {.transpose_B = true, .policy = GemmWarpPolicy::FullRow});
@@ -162,6 +165,10 @@ void addDQRows(const BackwardTensors &t, Expr bx, Expr by, Expr bz, Expr k, int 
     clear(dq);
     copy(dq, rows());
   });
+}
+
+Expr queryBlockAt(Expr step, Expr first, Expr end, bool lastFirst) {
+  return lastFirst ? first + end - 1 - step : step;
 }
 
 BlockSizes backwardBlocks(int dim) { return {128, dim <= 64 ? 128 : 32}; }

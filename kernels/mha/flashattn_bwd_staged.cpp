@@ -76,7 +76,8 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
     clear(dk);
     Expr loop_st = is_causal ? floordiv(by * block_M, block_N) : Expr(0);
     Expr loop_ed = ceildiv(seq_len, block_N);
-    pipelined(loop_st, loop_ed, num_stages, [&](Expr k) {
+    pipelined(loop_st, loop_ed, num_stages, [&](Expr step) {
+      Expr k = queryBlockAt(step, loop_st, loop_ed, deterministic && is_causal);
       copy(Q(bz, slice(k * block_N, block_N), bx, all), q);
       copy(dO(bz, slice(k * block_N, block_N), bx, all), do_);
       copy(lse(bz, bx, slice(k * block_N, block_N)), lse_shared);

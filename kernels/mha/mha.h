@@ -64,7 +64,9 @@ dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int di
 /// atomically through make_dq_layout    (out_idx = [7, 8])
 /// `deterministic`: the key blocks add into each query block's dQ rows one
 /// after another in key order (in_turn on a dQ_turns counter, a parameter
-/// after dQ: see backwardTensors), so dQ has the same bits on every run.
+/// after dQ: see backwardTensors), so dQ has the same bits on every run;
+/// causal, each block then walks its query blocks from the last down
+/// (queryBlockAt).
 /// `dq_tile`: a block adds its dQ rows as one tile (T.atomic_add on a
 /// region) from a shared f32 tile, into a row-major dQ (no make_dq_layout):
 /// on sm_90a TMA reduce-add boxes, which the copy engine adds in L2 while
@@ -108,6 +110,15 @@ std::vector<std::int64_t> dqTurnsShape(int batch, int heads, int seq_len, int bl
 void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr bz, dsl::Expr k,
                int seq_len, int block_M, int block_N, bool is_causal, const dsl::Buffer &dq,
                const std::function<void()> &accumulate);
+/// The query block a backward block (walking query blocks [first, end))
+/// works on at step `step` of its loop: `step` itself, or, with
+/// `lastFirst`, the blocks from the last down. A deterministic causal
+/// backward walks them so: every key block then reaches query block k at the
+/// same step, as without the mask, and takes its turn on k's dQ rows in key
+/// order without waiting; walking up from the diagonal, key block j would
+/// wait for key block 0 to come up j blocks (a wavefront: 16-42% more time
+/// than the atomic backward, results/2026-12-04-h200-session25.md).
+dsl::Expr queryBlockAt(dsl::Expr step, dsl::Expr first, dsl::Expr end, bool lastFirst);
 /// The same backward as flashattn_bwd, with P and dS staged in shared memory
 /// so that every gemm takes square warp tiles (FlashAttention-2's
 /// arrangement): fewer shared-memory reads per mma than the reference's

@@ -2,7 +2,8 @@
 // awkward values: primes, block sizes +- 1, multiples of 8 +- 1, the
 // smallest lengths), head dim 64 / 128 / 256, causal or not, the reference's
 // configuration or the tuned one, dQ converted to f16 by the backward's main
-// kernel (bwdConvertDq) or by the postprocess, each for half the shapes. Every output the kernels
+// kernel (bwdConvertDq) or by the postprocess, dQ summed atomically or in key
+// order (mha::deterministicConfig), each for half the shapes. Every output the kernels
 // write is poisoned (NaN) beforehand; O, lse, dQ, dK and dV are checked against an fp32 reference:
 // relative Frobenius error <= 1e-2 and the reference test's allclose (rtol = atol = 1e-2). On the
 // GPU it draws 200 shapes up to seq_len 5000; on the CPU backend (CI) 30 small ones.
@@ -29,7 +30,7 @@ namespace {
 
 struct SweepShape {
   int batch, heads, seq, dim;
-  bool causal, tuned, convertDq;
+  bool causal, tuned, convertDq, deterministic;
 };
 
 struct SweepBounds {
@@ -86,6 +87,7 @@ std::vector<SweepShape> drawShapes(std::uint32_t seed, const SweepBounds &bounds
     s.causal = rng() % 2;
     s.tuned = i % 2;         // both configurations, alternately
     s.convertDq = i / 2 % 2; // dQ converted by the main kernel or the postprocess, each
+    s.deterministic = i / 4 % 2; // (drawing nothing: the same seed, the same shapes)
     shapes.push_back(s);
   }
   return shapes;
@@ -101,7 +103,7 @@ mha::AttentionConfig configOf(const SweepShape &s) {
                                ? mha::tunedConfig(s.dim, s.causal, s.seq, tl::testing::tunedArch())
                                : mha::AttentionConfig{};
   c.bwdConvertDq = s.convertDq;
-  return c;
+  return s.deterministic ? mha::deterministicConfig(c, s.dim, s.seq) : c;
 }
 
 } // namespace
@@ -133,11 +135,11 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
   int failures = 0;
   for (std::size_t n = 0; n < shapes.size(); ++n) {
     const SweepShape &s = shapes[n];
-    char label[160];
-    std::snprintf(label, sizeof label, "sweep seed %u shape %zu/%zu: B=%d H=%d S=%d D=%d %s %s%s",
+    char label[176];
+    std::snprintf(label, sizeof label, "sweep seed %u shape %zu/%zu: B=%d H=%d S=%d D=%d %s %s%s%s",
                   seed, n + 1, shapes.size(), s.batch, s.heads, s.seq, s.dim,
                   s.causal ? "causal" : "non-causal", s.tuned ? "tuned" : "reference",
-                  s.convertDq ? " convert-dq" : "");
+                  s.convertDq ? " convert-dq" : "", s.deterministic ? " deterministic" : "");
     INFO(label);
     std::vector<std::int64_t> shape = {s.batch, s.seq, s.heads, s.dim};
     std::uint32_t inputSeed = seed * 7919u + static_cast<std::uint32_t>(n) * 4u;

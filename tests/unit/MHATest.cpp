@@ -78,7 +78,7 @@ TEST_CASE("MHA at long lengths in the tuned configurations (dQ handed to the pro
   // length that is a multiple of 4 (lse rows TMA can load), hands it dQ as a
   // tile (not at D = 64 causal: no producer). 1028 is ragged against every
   // block; at 1030 the kernel keeps its own loads and element adds. Outputs
-  // poisoned: a row no kernel writes shows.
+  // poisoned: a row no kernel writes shows. Each also deterministic.
   if (tl::testing::backend() != mha::Backend::gpu)
     return; // minutes on the CPU (ctest lists it in gpu-tests only)
   for (int dim : {64, 128})
@@ -89,6 +89,15 @@ TEST_CASE("MHA at long lengths in the tuned configurations (dQ handed to the pro
         if (tl::testing::tunedArch() == "sm_90a")
           CHECK(config.bwdDqTile == (seq == 1028 && !(dim == 64 && causal)));
         checkMHA(1, 2, seq, dim, causal, config, mha::Outputs::poisoned);
+        // Deterministic (the producer takes the tile's turns; causal, the
+        // query blocks from the last down): the same bits twice.
+        mha::AttentionConfig deterministic = mha::deterministicConfig(config, dim, seq);
+        CHECK(deterministic.bwdDqTile == config.bwdDqTile);
+        mha::AttentionResult first =
+            checkMHA(1, 2, seq, dim, causal, deterministic, mha::Outputs::poisoned);
+        mha::AttentionResult second = checkMHA(1, 2, seq, dim, causal, deterministic);
+        REQUIRE(first.dQ.bytes() == second.dQ.bytes());
+        CHECK(std::memcmp(first.dQ.data(), second.dQ.data(), first.dQ.bytes()) == 0);
       }
 }
 

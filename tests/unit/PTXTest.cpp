@@ -389,16 +389,17 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
         // constant offset from a few bases, crossedPairBases: within the
         // element path's allowance; 112-172 bytes when each write had an
         // address of its own). Beside it: the same kernel with element adds,
-        // and the deterministic one with the tile, where the producer takes
-        // the turns (an acquire spin after its setmaxnreg.dec; the consumers
-        // spilled 132-188 bytes taking them themselves).
+        // and the deterministic one (deterministicConfig keeps the tile),
+        // where the producer takes the turns (an acquire spin after its
+        // setmaxnreg.dec; the consumers spilled 132-188 bytes taking them
+        // themselves).
         CHECK(config.bwdDqTile);
         for (int variant = 0; variant < 2; ++variant) {
           mha::AttentionConfig c = config;
           if (variant == 0)
             c.bwdDqTile = false;
           else
-            c.deterministic = true;
+            c = mha::deterministicConfig(config, s.dim, s.seq);
           INFO("backward D=" << s.dim << " causal=" << causal
                              << (variant ? " deterministic, dQ tile" : " element adds"));
           tl::GPUBinary other = tl::compileForGPU(

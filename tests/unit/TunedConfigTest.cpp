@@ -102,12 +102,14 @@ TEST_CASE("tunedConfig: head dims it does not take, and targets too small", "[tu
                     Catch::Contains("sm_75 gives a block 64 KiB of shared memory"));
 }
 
-TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConfig without",
+TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConfig keeps it "
+          "there only",
           "[tuned]") {
   // On sm_90a from S = 1024 the backward's producer warpgroup reduce-adds the
   // consumers' dQ tile (not at D = 256: no room; not where the kernel keeps
   // its own loads, lse rows TMA cannot load). In turns (deterministic) the
-  // tile is slower than element adds, and deterministicConfig drops it.
+  // producer's tile is faster than element adds, the consumers' slower:
+  // deterministicConfig keeps the one, drops the other.
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
       for (int seq : {0, 256, 1024, 4096, 4094, 4093}) {
@@ -116,9 +118,13 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         CHECK(c.bwdDqTile == (c.bwdProducer && dim != 256 && seq % 4 == 0));
         CHECK(c.bwdDqTile ==
               (seq >= 1024 && seq % 4 == 0 && (dim == 128 || (dim == 64 && !causal))));
-        mha::AttentionConfig d = mha::deterministicConfig(c);
+        mha::AttentionConfig d = mha::deterministicConfig(c, dim, seq);
         CHECK(d.deterministic);
-        CHECK_FALSE(d.bwdDqTile);
+        CHECK(d.bwdDqTile == c.bwdDqTile);
+        mha::AttentionConfig consumersAdd = c; // the tile without the producer
+        consumersAdd.bwdDqTile = true;
+        consumersAdd.bwdProducer = false;
+        CHECK_FALSE(mha::deterministicConfig(consumersAdd, dim, seq).bwdDqTile);
         CHECK(d.bwdProducer == c.bwdProducer);
         CHECK(d.bwdBlockM == c.bwdBlockM);
         CHECK(d.bwdBlockN == c.bwdBlockN);

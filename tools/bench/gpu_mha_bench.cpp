@@ -292,8 +292,8 @@ void run(const Shape &s, bool causal) {
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
     c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile;
   }
-  if (deterministic)                 // after --autotune (its candidates are not); without dQ
-    c = mha::deterministicConfig(c); // tiles unless --dq-tile=1 (below)
+  if (deterministic) // after --autotune (its candidates are not); the consumers'
+    c = mha::deterministicConfig(c, s.D, s.S); // dQ tiles dropped unless --dq-tile=1 (below)
   if (stageO >= 0) // after --autotune: the flags decide
     c.fwdStageO = stageO == 1;
   if (overlap >= 0)
