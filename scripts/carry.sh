@@ -48,11 +48,12 @@ for peer in sdpa_peer.py gemm_peer.py; do
   fi
 done
 # For gpu-session.sh's ab part: TLC_CARRY_BEFORE=DIR, a copy of an earlier
-# .carry (its lib/libtlc.so.gz and bin/tl-bench-gpu; not .carry itself, which
-# is rebuilt above), rides along as .carry/before/.
+# .carry (its lib/libtlc.so.gz, bin/tl-bench-gpu and bin/tl-bench-gemm; not
+# .carry itself, which is rebuilt above), rides along as .carry/before/.
 if [[ -n ${TLC_CARRY_BEFORE:-} ]]; then
   mkdir -p "$root/.carry/before/lib" "$root/.carry/before/bin"
   cp "$TLC_CARRY_BEFORE/lib/libtlc.so.gz" "$root/.carry/before/lib/"
-  cp "$TLC_CARRY_BEFORE/bin/tl-bench-gpu" "$root/.carry/before/bin/"
+  cp "$TLC_CARRY_BEFORE/bin/tl-bench-gpu" "$TLC_CARRY_BEFORE/bin/tl-bench-gemm" \
+    "$root/.carry/before/bin/"
 fi
 du -sh "$root/.carry"

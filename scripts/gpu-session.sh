@@ -95,8 +95,9 @@
 #             tl-bench-gpu, staged by TLC_CARRY_BEFORE=DIR bash scripts/carry.sh)
 #             and of this one, alternating twice, each with a JIT cache of its
 #             own; then the peers (AB_SHAPES="B,H,S,D ..." replaces the shapes,
-#             AB_ARGS="..." adds tl-bench-gpu options to both, e.g. --deterministic)
-#                                                                  -> ab.jsonl
+#             AB_ARGS="..." adds tl-bench-gpu options to both, e.g. --deterministic;
+#             AB_GEMM="ARGS" runs tl-bench-gemm ARGS of both too)
+#                                                       -> ab.jsonl, ab-gemm.jsonl
 #   ncu-ref   Nsight Compute (clocks left alone) on the reference shape's four
 #             kernels, the first non-causal launch of each: speed of light,
 #             occupancy, launch statistics, warp states         -> ncu-ref.log
@@ -283,6 +284,11 @@ for part in "$@"; do
       TLC_CACHE_DIR=${caches[0]} LD_LIBRARY_PATH=$PWD/before/lib ./before/bin/tl-bench-gpu \
         ${AB_ARGS:-} "${args[@]}" 2>&1 | sed 's/"peer": "tlc"/"peer": "tlc-before"/' | tee -a "$out/ab.jsonl"
       TLC_CACHE_DIR=${caches[1]} ./bin/tl-bench-gpu ${AB_ARGS:-} "${args[@]}" 2>&1 | tee -a "$out/ab.jsonl"
+      if [[ -n ${AB_GEMM:-} ]]; then
+        TLC_CACHE_DIR=${caches[0]} LD_LIBRARY_PATH=$PWD/before/lib ./before/bin/tl-bench-gemm \
+          $AB_GEMM 2>&1 | sed 's/"tlc": "gemm/"tlc": "before-gemm/' | tee -a "$out/ab-gemm.jsonl"
+        TLC_CACHE_DIR=${caches[1]} ./bin/tl-bench-gemm $AB_GEMM 2>&1 | tee -a "$out/ab-gemm.jsonl"
+      fi
     done
     peer sdpa_peer.py "$out/ab.jsonl" "${args[@]}" ;;
   ncu-ref)

@@ -78,7 +78,9 @@ bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 /// results/2026-12-03-h200-session23.md). Where the producer warpgroup takes
 /// the tile (producerTakesDqTile) it keeps it: the consumers go on while the
 /// producer waits for the turn, 24-30% less time than element adds in turn
-/// (results/2026-12-04-h200-session25.md).
+/// (results/2026-12-04-h200-session25.md). Where the staged wgmma backward
+/// runs without its producer from S = 1024 (D = 64 causal), it adds the
+/// producer and the tile for the same reason.
 AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen);
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates

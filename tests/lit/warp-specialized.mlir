@@ -47,6 +47,8 @@
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// The producer's loop stays rolled (LLVM loop metadata: unroll disable).
+// CHECK: } {loop_annotation = #loop_annotation}
 // CHECK: gpu.return
 
 func.func @gemm_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
@@ -386,7 +388,7 @@ func.func @vector_unrequested(%A: memref<256x64xf16>, %L: memref<4x256xf32>, %C:
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: nvvm.mbarrier.arrive
-// CHECK: }
+// CHECK: } {loop_annotation = #loop_annotation}
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0
 // CHECK-NOT: read
 // CHECK: gpu.return

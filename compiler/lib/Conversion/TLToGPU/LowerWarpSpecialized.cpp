@@ -49,6 +49,26 @@
 #include "KernelLowering.h"
 
 namespace tl::gpu_lowering {
+namespace {
+
+/// Asks LLVM to leave a producer loop rolled. Its thread waits on an
+/// mbarrier every iteration, which unrolling does not hide; unrolled, more
+/// boxes' coordinates are live at once in the producer's kProducerRegisters:
+/// the backward's dQ reduce-adds, unrolled whole at S = 1024 (16
+/// iterations), spilled 20 bytes (116 loaded), and 4 bytes unrolled 4 times
+/// at longer lengths, as they do rolled (forcing 4 at every length spilled
+/// 76).
+void keepRolled(scf::ForOp loop) {
+  MLIRContext *context = loop.getContext();
+  auto unroll = LLVM::LoopUnrollAttr::get(context, /*disable=*/BoolAttr::get(context, true),
+                                          IntegerAttr(), nullptr, nullptr, {}, {}, {});
+  auto annotation = LLVM::LoopAnnotationAttr::get(context, nullptr, {}, {}, unroll, {}, {}, {}, {},
+                                                  {}, {}, nullptr, nullptr, {}, {}, {});
+  // scf-to-cf moves it to the loop's latch branch (llvm.br's loop_annotation).
+  loop->setDiscardableAttr("loop_annotation", annotation);
+}
+
+} // namespace
 
 LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const PipelinePlan &plan) {
   Location loc = op.getLoc();
@@ -106,6 +126,7 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
     auto issue = scf::IfOp::create(b, loc, issuer, /*withElse=*/false);
     b.setInsertionPoint(issue.thenBlock()->getTerminator());
     auto loads = scf::ForOp::create(b, loc, start, end, index(b, loc, 1));
+    keepRolled(loads);
     b.setInsertionPoint(loads.getBody()->getTerminator());
     Value j = loads.getInductionVar();
     Value used = arith::SubIOp::create(b, loc, j, start);
@@ -184,6 +205,7 @@ void KernelLowering::issueProducerReduces(AtomicAddTileOp add, Block &body, Valu
   auto reduce = scf::IfOp::create(b, loc, reducer, /*withElse=*/false);
   b.setInsertionPoint(reduce.thenBlock()->getTerminator());
   auto adds = scf::ForOp::create(b, loc, start, end, index(b, loc, 1));
+  keepRolled(adds);
   b.setInsertionPointAfter(adds);
   NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), /*read=*/nullptr);
   b.setInsertionPoint(adds.getBody()->getTerminator());
