@@ -158,17 +158,21 @@ bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
 
 AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen) {
   config.deterministic = true;
-  // The staged wgmma backward from S = 1024 without its producer (D = 64
-  // causal): the producer takes the turns with the tile. -2% and +7.5%
-  // backward time at S = 4096 and 1024 against the default (no turns, no
-  // producer), where the consumers' element adds in turn cost 23%
-  // (tl-bench-gpu --deterministic [--bwd-producer=1 --dq-tile=1],
+  if (config.bwdDqMmaTiles) { // dQ in its own order, added a gemm accumulator at a time
+    config.bwdDqTile = false;
+    return config;
+  }
+  // A staged wgmma backward from S = 1024 without its producer (tunedConfig's
+  // D = 64 causal): the producer takes the turns with the tile. -2% and
+  // +8.2% backward time at S = 4096 and 1024 against the default (no turns,
+  // no producer), where the consumers' element adds in turn cost 23% at
+  // S = 4096 (tl-bench-gpu --deterministic [--bwd-producer=1 --dq-tile=1],
   // results/2026-12-04-h200-session25.md).
   AttentionConfig withProducer = config;
   withProducer.bwdProducer = true;
-  if (!config.bwdProducer && seqLen >= 1024 && producerTakesDqTile(withProducer, dim, seqLen))
-    config = withProducer, config.bwdDqTile = true;
-  config.bwdDqTile = config.bwdDqTile && producerTakesDqTile(config, dim, seqLen);
+  if (seqLen >= 1024 && producerTakesDqTile(withProducer, dim, seqLen))
+    config.bwdProducer = true;
+  config.bwdDqTile = producerTakesDqTile(config, dim, seqLen);
   return config;
 }
 

@@ -71,16 +71,16 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 
 /// `config` with the deterministic backward (AttentionConfig::deterministic),
-/// for head dim `dim` and length `seqLen`, without what is slower in it: dQ
-/// a tile at a time (bwdDqTile) where the consumers would add it themselves
-/// (each key block's add must complete before the next one's turn: 7-22%
-/// more backward time at S = 4096 than element adds in turn,
-/// results/2026-12-03-h200-session23.md). Where the producer warpgroup takes
-/// the tile (producerTakesDqTile) it keeps it: the consumers go on while the
-/// producer waits for the turn, 24-30% less time than element adds in turn
-/// (results/2026-12-04-h200-session25.md). Where the staged wgmma backward
-/// runs without its producer from S = 1024 (D = 64 causal), it adds the
-/// producer and the tile for the same reason.
+/// for head dim `dim` and length `seqLen`, its dQ added the faster way in
+/// turns: a tile at a time (bwdDqTile) exactly where the producer warpgroup
+/// takes it (producerTakesDqTile): the consumers go on while the producer
+/// waits for the turn, 24-30% less time than element adds in turn
+/// (results/2026-12-04-h200-session25.md), while a tile the consumers add
+/// themselves must complete before the turn passes (7-22% more time than
+/// element adds in turn, results/2026-12-03-h200-session23.md). A staged
+/// wgmma backward without the producer (tunedConfig's D = 64 causal, or one
+/// made so by hand) gets it from S = 1024 where it can take the tile. With
+/// bwdDqMmaTiles, dQ stays in that order (no tile, no producer added).
 AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen);
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates

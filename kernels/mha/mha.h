@@ -116,8 +116,9 @@ void addDQRows(const BackwardTensors &t, dsl::Expr bx, dsl::Expr by, dsl::Expr b
 /// backward walks them so: every key block then reaches query block k at the
 /// same step, as without the mask, and takes its turn on k's dQ rows in key
 /// order without waiting; walking up from the diagonal, key block j would
-/// wait for key block 0 to come up j blocks (a wavefront: 16-42% more time
-/// than the atomic backward, results/2026-12-04-h200-session25.md).
+/// wait for key block 0 to come up j blocks (a wavefront: 16-38% more time
+/// than the atomic backward at D = 128 with the producer taking the turns,
+/// 0.5-3.4% after; results/2026-12-04-h200-session25.md).
 dsl::Expr queryBlockAt(dsl::Expr step, dsl::Expr first, dsl::Expr end, bool lastFirst);
 /// The same backward as flashattn_bwd, with P and dS staged in shared memory
 /// so that every gemm takes square warp tiles (FlashAttention-2's

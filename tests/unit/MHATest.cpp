@@ -264,8 +264,8 @@ TEST_CASE("MHA backward with a producer warpgroup loading its query blocks (bwdP
       continue; // no room for a dQ tile
     // dQ through a shared tile: the consumers hand it to the producer
     // warpgroup, which reduce-adds it by TMA (tl.producer_reduce); in a
-    // deterministic backward the add stands in its turn, and the consumers
-    // issue it themselves.
+    // deterministic backward the add stands in its turn, which the producer
+    // takes (causal: the query blocks from the last down).
     config.bwdDqTile = true;
     checkMHA(1, 2, 200, c.dim, true, config);
     config.deterministic = false;

@@ -134,6 +134,21 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         mha::AttentionConfig handed = mha::deterministicConfig(consumersAdd, dim, seq);
         CHECK(handed.bwdProducer == (seq >= 1024 && seq % 4 == 0 && dim != 256));
         CHECK(handed.bwdDqTile == handed.bwdProducer);
+        // The producer without the tile (an autotuner's pick, say): in turn it
+        // takes the tile wherever it can.
+        mha::AttentionConfig elementAdds = c;
+        elementAdds.bwdDqTile = false;
+        CHECK(mha::deterministicConfig(elementAdds, dim, seq).bwdDqTile == d.bwdDqTile);
+        // dQ in accumulator tile order stays so: no tile, no producer added.
+        mha::AttentionConfig mmaTiles = c;
+        mmaTiles.bwdDqTile = false;
+        mmaTiles.bwdDqMmaTiles = true;
+        mha::AttentionConfig kept = mha::deterministicConfig(mmaTiles, dim, seq);
+        CHECK((kept.bwdDqMmaTiles && !kept.bwdDqTile && kept.bwdProducer == c.bwdProducer));
+        // sm_80 (no wgmma): neither.
+        mha::AttentionConfig ampere =
+            mha::deterministicConfig(mha::tunedConfig(dim, causal, seq, "sm_80"), dim, seq);
+        CHECK((ampere.deterministic && !ampere.bwdDqTile && !ampere.bwdProducer));
         CHECK(d.bwdBlockM == c.bwdBlockM);
         CHECK(d.bwdBlockN == c.bwdBlockN);
         CHECK_FALSE(mha::tunedConfig(dim, causal, seq, "sm_80").bwdDqTile);
