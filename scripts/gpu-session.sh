@@ -38,6 +38,12 @@
 #                                   -> tests-deterministic.log, deterministic.jsonl
 #   sanitize-deterministic  memcheck, racecheck and synccheck on those tests
 #                                                 -> sanitize-deterministic.log
+#   keys-fastest  the MHA test of the backward's grid with key blocks fastest, then
+#             tl-bench-gpu with it and without (--bwd-keys-fastest=1|0, twice
+#             each, alternating), then the peers; the test under memcheck,
+#             racecheck and synccheck (KEYS_FASTEST_SHAPES="B,H,S,D ..." replaces
+#             the shapes)   -> tests-keys-fastest.log, keys-fastest.jsonl,
+#                                                  sanitize-keys-fastest.log
 #   no-lsr    tl-bench-gpu with LLVM's loop strength reduction and without it
 #             (TLC_LLVM_OPTIONS=-disable-lsr), the default run again after it
 #             (the noise), on the tuned configurations and the reference's
@@ -194,6 +200,14 @@ for part in "$@"; do
       ./bin/tl-bench-gpu --deterministic "${args[@]}" 2>&1 | tee -a "$out/deterministic.jsonl"
     done
     peer sdpa_peer.py "$out/deterministic.jsonl" "${args[@]}" ;;
+  keys-fastest)
+    test="MHA backward with the grid's key blocks fastest*"
+    ./bin/tl-gpu-tests "$test" > "$out/tests-keys-fastest.log" 2>&1
+    tail -4 "$out/tests-keys-fastest.log"
+    args=(${KEYS_FASTEST_SHAPES:-16,32,1024,64 4,32,4096,64 16,16,1024,128 4,16,4096,128
+      4,16,4096,256})
+    alternating bwd-keys-fastest "$out/keys-fastest.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-keys-fastest.log" "$test" ;;
   sanitize-deterministic)
     sanitized "$out/sanitize-deterministic.log" "$deterministicTests" ;;
   no-lsr)

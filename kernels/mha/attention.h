@@ -48,6 +48,12 @@ struct AttentionConfig {
   /// as one atomic_add of the dQ gemm's accumulator, on sm_90a one 16-byte
   /// vector reduction per tile and thread instead of four element atomics.
   bool bwdDqMmaTiles = false;
+  /// The staged backward's grid numbers key blocks fastest, then heads
+  /// (FlashAttention-2's and -3's order), instead of heads fastest (the
+  /// reference's): the blocks resident at once then share fewer heads' Q,
+  /// dO, lse and Delta in L2 (ncu, session 25: our backward's L2 hit rate
+  /// 66-82% against cuDNN's 94-96%). Not yet timed: off.
+  bool bwdKeysFastest = false;
 };
 
 /// The head dims the attention programs take: 64, 128 and 256.

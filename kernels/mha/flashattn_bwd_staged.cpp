@@ -18,7 +18,7 @@ using namespace tl::dsl;
 Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                              int block_M, int block_N, int threads, int num_stages,
                              bool deterministic, bool wgmma, bool dq_tile, bool convert_dq,
-                             bool mma_tile_dq, bool producer_warpgroup) {
+                             bool mma_tile_dq, bool producer_warpgroup, bool keys_fastest) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -30,8 +30,15 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
   auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dQCount, dK, dV, dQOut] = t;
 
   // Block (bx, by, bz): keys by*block_M .. +block_M of head bx, batch bz; it
-  // walks the queries block_N at a time.
-  p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
+  // walks the queries block_N at a time. Numbered heads fastest, or key
+  // blocks fastest (keys_fastest); either way a head's key blocks launch in
+  // key order, which a deterministic backward's turns follow.
+  const std::int64_t key_blocks = ceildiv(seq_len, block_M);
+  const std::vector<std::int64_t> grid = keys_fastest
+                                             ? std::vector<std::int64_t>{key_blocks, heads, batch}
+                                             : std::vector<std::int64_t>{heads, key_blocks, batch};
+  p.kernel(grid, threads, [&](Expr block_x, Expr block_y, Expr bz) {
+    Expr bx = keys_fastest ? block_y : block_x, by = keys_fastest ? block_x : block_y;
     // Not with convert_dq: its last_to_arrive tells the block's threads who
     // came last by a barrier with a reduction over all of them, which a
     // producer warpgroup's kernel cannot have (tl-check-sync). Nor where TMA

@@ -102,6 +102,31 @@ TEST_CASE("MHA at long lengths in the tuned configurations (dQ handed to the pro
       }
 }
 
+TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's order)",
+          "[mha][small]") {
+  // bwdKeysFastest numbers the staged backward's blocks key block first, then
+  // head: the same numbers. The configurations tunedConfig takes from
+  // S = 1024 (on the GPU: wgmma, the producer warpgroup, dQ handed to it as a
+  // tile), on a ragged length and one TMA cannot load lse rows at; then
+  // deterministic, whose turns still follow launch order (a head's key
+  // blocks launch in key order): the same bits twice.
+  for (int dim : {64, 128})
+    for (bool causal : {false, true}) {
+      mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, tl::testing::tunedArch());
+      REQUIRE(config.bwdStaged);
+      config.bwdKeysFastest = true;
+      INFO("D=" << dim << " causal=" << causal);
+      checkMHA(1, 3, 200, dim, causal, config, mha::Outputs::poisoned);
+      checkMHA(2, 2, 201, dim, causal, config);
+      mha::AttentionConfig deterministic = mha::deterministicConfig(config, dim, 200);
+      mha::AttentionResult first =
+          checkMHA(1, 3, 200, dim, causal, deterministic, mha::Outputs::poisoned);
+      mha::AttentionResult second = checkMHA(1, 3, 200, dim, causal, deterministic);
+      REQUIRE(first.dQ.bytes() == second.dQ.bytes());
+      CHECK(std::memcmp(first.dQ.data(), second.dQ.data(), first.dQ.bytes()) == 0);
+    }
+}
+
 TEST_CASE("MHA with 4-warp blocks and plain loops (tensor cores, synchronous loads)",
           "[mha][small]") {
   mha::AttentionConfig config;

@@ -357,6 +357,8 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
                   Shape{16, 32, 1024, 64}, Shape{16, 16, 1024, 128}})
     for (bool causal : {false, true}) {
       mha::AttentionConfig config = mha::tunedConfig(s.dim, causal, s.seq, "sm_90a");
+      const int backwardAllowance =
+          s.dim == 64 ? 48 : (config.bwdProducer ? (s.dim == 128 ? 16 : 8) : 0);
       for (bool forward : {true, false}) {
         INFO((forward ? "forward" : "backward") << " D=" << s.dim << " causal=" << causal);
         tl::GPUBinary binary = tl::compileForGPU(
@@ -367,12 +369,18 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
           CHECK(binary.threads == config.bwdThreads + (config.bwdProducer ? 128 : 0));
           CHECK((binary.ptx.find("setmaxnreg") != std::string::npos) == config.bwdProducer);
         }
-        int allowance = 0;
-        if (!forward && s.dim == 64)
-          allowance = 48;
-        else if (!forward && config.bwdProducer)
-          allowance = s.dim == 128 ? 16 : 8;
-        checkAssembled(binary.ptx, allowance);
+        checkAssembled(binary.ptx, forward ? 0 : backwardAllowance);
+      }
+      { // The grid's key blocks fastest (bwdKeysFastest): its numbering only.
+        mha::AttentionConfig c = config;
+        c.bwdKeysFastest = true;
+        INFO("backward D=" << s.dim << " causal=" << causal << " key blocks fastest");
+        tl::GPUBinary keys = tl::compileForGPU(
+            mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, causal, c), "sm_90a");
+        CHECK(keys.grid == std::vector<std::int64_t>{
+                               tl::dsl::ceildiv(s.seq, mha::backwardBlocks(s.dim, c).block_M),
+                               s.heads, s.batch});
+        checkAssembled(keys.ptx, backwardAllowance);
       }
       // The backward's options on top (the sweep's, the API's) still lower,
       // at a ragged length whose lse rows TMA can load (4092 x 4 bytes):

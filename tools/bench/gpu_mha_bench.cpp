@@ -19,7 +19,7 @@
 //                [--autotune[=forward|backward]] [--autotune-warm] [--deterministic]
 //                [--stage-o=0|1]
 //                [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1]
-//                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]
+//                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not (AttentionConfig::bwdWgmma).
 // --bwd-producer=0|1: the staged backward's loads by a producer warpgroup or by its own threads
@@ -30,6 +30,8 @@
 // to add into a query block's rows) or the postprocess does (AttentionConfig::bwdConvertDq).
 // --dq-mma-tiles=0|1: the dQ accumulator in accumulator tile order, added a gemm accumulator at
 // a time (sm_90a: 16-byte vector reductions), or the reference's (AttentionConfig::bwdDqMmaTiles).
+// --bwd-keys-fastest=0|1: the staged backward's grid numbers key blocks fastest or heads
+// (AttentionConfig::bwdKeysFastest).
 // --deterministic: the backward sums dQ in key-block order (mha::deterministicConfig).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
@@ -83,6 +85,7 @@ int bwdProducer = -1; // --bwd-producer=0|1: the staged backward's loads by a pr
 int dqTile = -1;            // --dq-tile=0|1: dQ added a tile at a time or not
 int convertDq = -1;         // --convert-dq=0|1: the main kernel converts dQ or the postprocess
 int dqMmaTiles = -1;        // --dq-mma-tiles=0|1: dQ in accumulator tile order or the reference's
+int keysFastest = -1; // --bwd-keys-fastest=0|1: the staged backward's grid, key blocks fastest
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -111,9 +114,9 @@ mha::AttentionConfig bwd(int m, int n, int threads, int stages, bool staged = tr
 /// The staged backward with its gemms on wgmma (bwdWgmma), its loads by a
 /// producer warpgroup or not (bwdProducer).
 mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool producer = false,
-                                    bool dqTile = false) {
+                                    bool dqTile = false, bool keysFastest = false) {
   mha::AttentionConfig c = bwd(m, n, threads, stages, true, true);
-  c.bwdProducer = producer, c.bwdDqTile = dqTile;
+  c.bwdProducer = producer, c.bwdDqTile = dqTile, c.bwdKeysFastest = keysFastest;
   return c;
 }
 
@@ -182,7 +185,8 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 /// (flashattn_bwd_staged; `false`: the reference's flashattn_bwd), the
 /// staged one on wgmma at the blocks that fit without spilling (ptxas -v), with
 /// a producer warpgroup, and with dQ handed to it as a tile (one stage: no room
-/// for the tile with two; not at D = 256).
+/// for the tile with two; not at D = 256); the last ones again with the grid's
+/// key blocks fastest (bwdKeysFastest).
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)
     return {bwd(128, 128, 256, 1),
@@ -197,7 +201,9 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 64, 256, 1),
             bwdWgmmaStaged(128, 128, 256, 1, true),
             bwdWgmmaStaged(128, 128, 256, 2, true),
-            bwdWgmmaStaged(128, 128, 256, 1, true, true)};
+            bwdWgmmaStaged(128, 128, 256, 1, true, true),
+            bwdWgmmaStaged(128, 128, 256, 1, false, false, true),
+            bwdWgmmaStaged(128, 128, 256, 1, true, true, true)};
   // (Not the staged 64x64 blocks on 128 threads at D = 128 and 256: their
   // fragments need more registers than a thread has, so their gemms fall back
   // to the CUDA cores, as tlc warns; 614 ms against 4 at D = 128, S = 4096.)
@@ -209,9 +215,14 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 64, 256, 1),
             bwdWgmmaStaged(128, 64, 256, 1, true),
             bwdWgmmaStaged(128, 64, 256, 2, true),
-            bwdWgmmaStaged(128, 64, 256, 1, true, true)};
-  return {bwd(64, 64, 256, 1), bwd(64, 32, 256, 2), bwd(32, 32, 256, 1),
-          bwdWgmmaStaged(64, 64, 256, 1), bwdWgmmaStaged(64, 64, 256, 1, true)};
+            bwdWgmmaStaged(128, 64, 256, 1, true, true),
+            bwdWgmmaStaged(128, 64, 256, 1, true, true, true)};
+  return {bwd(64, 64, 256, 1),
+          bwd(64, 32, 256, 2),
+          bwd(32, 32, 256, 1),
+          bwdWgmmaStaged(64, 64, 256, 1),
+          bwdWgmmaStaged(64, 64, 256, 1, true),
+          bwdWgmmaStaged(64, 64, 256, 1, true, false, true)};
 }
 
 std::string forwardText(const mha::AttentionConfig &c) {
@@ -227,7 +238,8 @@ std::string backwardText(const mha::AttentionConfig &c) {
          std::to_string(c.bwdStages) + (c.bwdStaged && c.bwdWgmma ? " wgmma" : "") +
          (c.bwdProducer ? " producer" : "") + (c.bwdDqTile ? " dq-tile" : "") +
          (c.bwdConvertDq ? " convert-dq" : "") +
-         (c.bwdDqMmaTiles && !c.bwdDqTile ? " dq-mma-tiles" : "");
+         (c.bwdDqMmaTiles && !c.bwdDqTile ? " dq-mma-tiles" : "") +
+         (c.bwdStaged && c.bwdKeysFastest ? " keys-fastest" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time
@@ -290,7 +302,7 @@ void run(const Shape &s, bool causal) {
         {&Q, &K, &V, &dO, &lse, &delta, &dQ}, backwardText);
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
-    c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile;
+    c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile, c.bwdKeysFastest = b.bwdKeysFastest;
   }
   if (deterministic) // after --autotune (its candidates are not); the consumers'
     c = mha::deterministicConfig(c, s.D, s.S); // dQ tiles dropped unless --dq-tile=1 (below)
@@ -308,6 +320,8 @@ void run(const Shape &s, bool causal) {
     c.bwdConvertDq = convertDq == 1;
   if (dqMmaTiles >= 0)
     c.bwdDqMmaTiles = dqMmaTiles == 1;
+  if (keysFastest >= 0)
+    c.bwdKeysFastest = keysFastest == 1;
   // tunedConfig's dQ tile is the producer's to add: where the flags take away
   // what it needs (mha::producerTakesDqTile) or ask for adds in accumulator
   // tile order, it goes too, unless --dq-tile asks for it.
@@ -392,10 +406,10 @@ int main(int argc, char **argv) {
       continue;
     }
     const std::pair<std::string, int *> switches[] = {
-        {"--stage-o", &stageO},          {"--overlap", &overlap},
-        {"--dq-tile", &dqTile},          {"--convert-dq", &convertDq},
-        {"--bwd-wgmma", &bwdWgmma},      {"--dq-mma-tiles", &dqMmaTiles},
-        {"--bwd-producer", &bwdProducer}};
+        {"--stage-o", &stageO},           {"--overlap", &overlap},
+        {"--dq-tile", &dqTile},           {"--convert-dq", &convertDq},
+        {"--bwd-wgmma", &bwdWgmma},       {"--dq-mma-tiles", &dqMmaTiles},
+        {"--bwd-producer", &bwdProducer}, {"--bwd-keys-fastest", &keysFastest}};
     auto flag = std::find_if(std::begin(switches), std::end(switches), [&](const auto &s) {
       return arg == s.first + "=0" || arg == s.first + "=1";
     });
@@ -418,7 +432,7 @@ int main(int argc, char **argv) {
           "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
           "[--autotune[=forward|backward]] [--autotune-warm] [--deterministic] "
           "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1] "
-          "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [B,H,S,D ...]\n");
+          "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);
