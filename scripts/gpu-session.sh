@@ -38,6 +38,11 @@
 #                                   -> tests-deterministic.log, deterministic.jsonl
 #   sanitize-deterministic  memcheck, racecheck and synccheck on those tests
 #                                                 -> sanitize-deterministic.log
+#   det-short the deterministic backward at short lengths (DET_SHORT_SHAPES,
+#             default 8,32,256,64 8,32,512,64 8,16,512,128): the default and
+#             --deterministic, and the staged wgmma one with the producer and the
+#             dQ tile at 128x128 and 128x64 blocks, twice each; the peers
+#                                                              -> det-short.jsonl
 #   keys-fastest  the MHA test of the backward's grid with key blocks fastest, then
 #             tl-bench-gpu with it and without (--bwd-keys-fastest=1|0, twice
 #             each, alternating), then the peers; the test under memcheck,
@@ -208,6 +213,27 @@ for part in "$@"; do
       4,16,4096,256})
     alternating bwd-keys-fastest "$out/keys-fastest.jsonl" "${args[@]}"
     sanitized "$out/sanitize-keys-fastest.log" "$test" ;;
+  det-short)
+    # The deterministic backward at the reference's shape: its default (the
+    # reference's program, element adds in turn) against the staged one on
+    # wgmma with the producer taking the turns with the dQ tile.
+    # (128x128 blocks do not fit shared memory at D = 128.)
+    args=(${DET_SHORT_SHAPES:-8,32,256,64 8,32,512,64 8,16,512,128})
+    for round in 1 2; do
+      ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/det-short.jsonl"
+      ./bin/tl-bench-gpu --deterministic "${args[@]}" 2>&1 | tee -a "$out/det-short.jsonl"
+      for shape in "${args[@]}"; do
+        blocks=(128,64,256,1)
+        [[ $shape == *,64 ]] && blocks+=(128,128,256,1)
+        for b in "${blocks[@]}"; do
+          ./bin/tl-bench-gpu --deterministic --bwd-staged $b --bwd-wgmma=1 --bwd-producer=1 \
+            --dq-tile=1 "$shape" 2>&1 |
+            sed "s/\"peer\": \"tlc\"/\"peer\": \"tlc-det-staged-$b\"/" |
+            tee -a "$out/det-short.jsonl"
+        done
+      done
+    done
+    peer sdpa_peer.py "$out/det-short.jsonl" "${args[@]}" ;;
   sanitize-deterministic)
     sanitized "$out/sanitize-deterministic.log" "$deterministicTests" ;;
   no-lsr)
