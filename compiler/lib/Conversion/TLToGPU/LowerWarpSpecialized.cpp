@@ -53,11 +53,11 @@ namespace {
 
 /// Asks LLVM to leave a producer loop rolled. Its thread waits on an
 /// mbarrier every iteration, which unrolling does not hide; unrolled, more
-/// boxes' coordinates are live at once in the producer's kProducerRegisters:
-/// the backward's dQ reduce-adds, unrolled whole at S = 1024 (16
-/// iterations), spilled 20 bytes (116 loaded), and 4 bytes unrolled 4 times
-/// at longer lengths, as they do rolled (forcing 4 at every length spilled
-/// 76).
+/// boxes' coordinates are live at once in the producer's kProducerRegisters.
+/// The backward's dQ reduce-adds, unrolled whole at S = 1024 (16
+/// iterations), spilled 20 bytes (116 loaded); rolled, 4 bytes at every
+/// length, as when LLVM unrolled them 4 times at longer lengths (a count of
+/// 4 forced at every length spilled 76).
 void keepRolled(scf::ForOp loop) {
   MLIRContext *context = loop.getContext();
   auto unroll = LLVM::LoopUnrollAttr::get(context, /*disable=*/BoolAttr::get(context, true),
