@@ -163,7 +163,7 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen)
     return config;
   }
   // A staged wgmma backward from S = 1024 without its producer (tunedConfig's
-  // D = 64 causal): the producer takes the turns with the tile. -2% and
+  // D = 64 causal): the producer takes the turns with the tile. -2.9% and
   // +8.2% backward time at S = 4096 and 1024 against the default (no turns,
   // no producer), where the consumers' element adds in turn cost 23% at
   // S = 4096 (tl-bench-gpu --deterministic [--bwd-producer=1 --dq-tile=1],
