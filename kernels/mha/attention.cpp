@@ -147,6 +147,16 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // multiple of 4), where the consumers would issue the add themselves,
     // 6-13% slower than element adds (results/2026-12-03-h200-dq-tile.md).
     c.bwdDqTile = producerTakesDqTile(c, dim, seqLen);
+    // From S = 1024 the staged wgmma backward's grid numbers key blocks
+    // fastest where that was faster: not causal (1.3% less backward time at
+    // 4,16,4096,128, 3.4% at 4,16,4096,256; within 0.6% at D = 64 and at
+    // 16,16,1024,128) and causal at D = 256 (1.7%); causal at D = 64 and 128
+    // it was 3-6% slower (not profiled; with heads fastest a causal launch
+    // starts with every head's longest key blocks and ends with its shortest,
+    // which may balance its last wave better) (tl-bench-gpu
+    // --bwd-keys-fastest=0|1, best of two alternating,
+    // results/2026-12-04-h200-session26.md).
+    c.bwdKeysFastest = c.bwdWgmma && seqLen >= 1024 && (!causal || dim == 256);
   }
   return c;
 }
@@ -156,21 +166,34 @@ bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
          seqLen % 4 == 0 && config.bwdStages <= 1 && dim != 256;
 }
 
-AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen) {
+AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
+                                    const std::string &arch) {
   config.deterministic = true;
   if (config.bwdDqMmaTiles) { // dQ in its own order, added a gemm accumulator at a time
     config.bwdDqTile = false;
     return config;
   }
-  // A staged wgmma backward from S = 1024 without its producer (tunedConfig's
-  // D = 64 causal): the producer takes the turns with the tile. -2.9% and
-  // +8.2% backward time at S = 4096 and 1024 against the default (no turns,
-  // no producer), where the consumers' element adds in turn cost 23% at
-  // S = 4096 (tl-bench-gpu --deterministic [--bwd-producer=1 --dq-tile=1],
-  // results/2026-12-04-h200-session25.md).
+  // In turns the consumers' element adds wait on every turn; a producer
+  // warpgroup taking the turns with the tile lets them go on. tunedConfig's
+  // short D = 64 backward on sm_90a (the reference's program, below S = 1024)
+  // becomes the staged wgmma one on 128x128 blocks, and a staged wgmma
+  // backward without the producer (D = 64 causal, D = 128 below S = 1024)
+  // gets it. Backward time against the default, best of two
+  // (tl-bench-gpu --deterministic, results/2026-12-04-h200-session26.md):
+  // 8,32,256,64 +11.5% / +19.8% (non-causal / causal; the reference's
+  // program in turns: +34% / +26%), 8,32,512,64 +0.8% / +14.6% (+33% / +37%),
+  // 8,16,512,128 +0.1% / +1.3% (+20% / +16%); 4,32,4096,64 causal -2.9%
+  // (+23%, results/2026-12-04-h200-session25.md).
+  if (arch == "sm_90a" && dim == 64 && !config.bwdStaged) {
+    AttentionConfig staged = config;
+    staged.bwdStaged = true, staged.bwdWgmma = true, staged.bwdProducer = true;
+    staged.bwdBlockM = 128, staged.bwdBlockN = 128, staged.bwdThreads = 256, staged.bwdStages = 1;
+    if (producerTakesDqTile(staged, dim, seqLen))
+      config = staged;
+  }
   AttentionConfig withProducer = config;
   withProducer.bwdProducer = true;
-  if (seqLen >= 1024 && producerTakesDqTile(withProducer, dim, seqLen))
+  if (producerTakesDqTile(withProducer, dim, seqLen))
     config.bwdProducer = true;
   config.bwdDqTile = producerTakesDqTile(config, dim, seqLen);
   return config;

@@ -52,7 +52,8 @@ struct AttentionConfig {
   /// (FlashAttention-2's and -3's order), instead of heads fastest (the
   /// reference's): the blocks resident at once then share fewer heads' Q,
   /// dO, lse and Delta in L2 (ncu, session 25: our backward's L2 hit rate
-  /// 66-82% against cuDNN's 94-96%). Not yet timed: off.
+  /// 66-82% against cuDNN's 94-96%). tunedConfig sets it where it was
+  /// faster (not causal, and D = 256, from S = 1024).
   bool bwdKeysFastest = false;
 };
 
@@ -77,17 +78,20 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 
 /// `config` with the deterministic backward (AttentionConfig::deterministic),
-/// for head dim `dim` and length `seqLen`, its dQ added the faster way in
-/// turns: a tile at a time (bwdDqTile) exactly where the producer warpgroup
-/// takes it (producerTakesDqTile): the consumers go on while the producer
-/// waits for the turn, 24-30% less time than element adds in turn
-/// (results/2026-12-04-h200-session25.md), while a tile the consumers add
-/// themselves must complete before the turn passes (7-22% more time than
-/// element adds in turn, results/2026-12-03-h200-session23.md). A staged
-/// wgmma backward without the producer (tunedConfig's D = 64 causal, or one
-/// made so by hand) gets it from S = 1024 where it can take the tile. With
-/// bwdDqMmaTiles, dQ stays in that order (no tile, no producer added).
-AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen);
+/// for head dim `dim`, length `seqLen` and target `arch`, its dQ added the
+/// faster way in turns: a tile at a time (bwdDqTile) exactly where the
+/// producer warpgroup takes it (producerTakesDqTile): the consumers go on
+/// while the producer waits for the turn, 24-30% less time than element adds
+/// in turn (results/2026-12-04-h200-session25.md), while a tile the consumers
+/// add themselves must complete before the turn passes (7-22% more time than
+/// element adds in turn, results/2026-12-03-h200-session23.md). So a staged
+/// wgmma backward without the producer gets it where it can take the tile,
+/// and on sm_90a the reference's program at D = 64 (tunedConfig's below
+/// S = 1024) becomes the staged wgmma one on 128x128 blocks with the
+/// producer (results/2026-12-04-h200-session26.md). With bwdDqMmaTiles, dQ
+/// stays in that order (no tile, no producer added).
+AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
+                                    const std::string &arch = "sm_90a");
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates
 /// them), or NaN, so that an element no kernel writes shows in the results

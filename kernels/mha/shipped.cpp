@@ -26,7 +26,7 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::str
       programs.emplace_back( // dQ summed in key-block order (in_turn)
           "flash_bwd" + suffix + "_deterministic",
           backwardKernel(batch, heads, seq, tunedDim, causal,
-                         deterministicConfig(c, tunedDim, seq)));
+                         deterministicConfig(c, tunedDim, seq, arch)));
     }
   // The causal D=64 forward takes 128-row blocks from S = 2048 on; on sm_90a
   // the non-causal one FlashAttention-3's loop on 128-key blocks from 1024.

@@ -91,7 +91,8 @@ TEST_CASE("MHA at long lengths in the tuned configurations (dQ handed to the pro
         checkMHA(1, 2, seq, dim, causal, config, mha::Outputs::poisoned);
         // Deterministic (the producer takes the tile's turns; causal, the
         // query blocks from the last down): the same bits twice.
-        mha::AttentionConfig deterministic = mha::deterministicConfig(config, dim, seq);
+        mha::AttentionConfig deterministic =
+            mha::deterministicConfig(config, dim, seq, tl::testing::tunedArch());
         if (tl::testing::tunedArch() == "sm_90a") // D = 64 causal: the producer added
           CHECK(deterministic.bwdDqTile == (seq == 1028));
         mha::AttentionResult first =
@@ -118,7 +119,8 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
       INFO("D=" << dim << " causal=" << causal);
       checkMHA(1, 3, 200, dim, causal, config, mha::Outputs::poisoned);
       checkMHA(2, 2, 201, dim, causal, config);
-      mha::AttentionConfig deterministic = mha::deterministicConfig(config, dim, 200);
+      mha::AttentionConfig deterministic =
+          mha::deterministicConfig(config, dim, 200, tl::testing::tunedArch());
       mha::AttentionResult first =
           checkMHA(1, 3, 200, dim, causal, deterministic, mha::Outputs::poisoned);
       mha::AttentionResult second = checkMHA(1, 3, 200, dim, causal, deterministic);

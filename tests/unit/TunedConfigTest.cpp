@@ -109,8 +109,9 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
   // consumers' dQ tile (not at D = 256: no room; not where the kernel keeps
   // its own loads, lse rows TMA cannot load). In turns (deterministic) the
   // producer's tile is faster than element adds, the consumers' slower:
-  // deterministicConfig keeps the one (adding the producer where the staged
-  // wgmma backward lacks it), drops the other.
+  // deterministicConfig keeps the one, adding the producer wherever the
+  // staged wgmma backward lacks it and making the short D = 64 one (the
+  // reference's program) the staged one with it, and drops the other.
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
       for (int seq : {0, 256, 1024, 4096, 4094, 4093}) {
@@ -119,38 +120,49 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         CHECK(c.bwdDqTile == (c.bwdProducer && dim != 256 && seq % 4 == 0));
         CHECK(c.bwdDqTile ==
               (seq >= 1024 && seq % 4 == 0 && (dim == 128 || (dim == 64 && !causal))));
-        mha::AttentionConfig d = mha::deterministicConfig(c, dim, seq);
+        // Key blocks fastest in the grid where that was faster.
+        CHECK(c.bwdKeysFastest == (seq >= 1024 && (!causal || dim == 256)));
+        mha::AttentionConfig d = mha::deterministicConfig(c, dim, seq, "sm_90a");
         CHECK(d.deterministic);
-        // D = 64 causal has no producer by default: in turns it takes one.
-        bool producerAdded = dim == 64 && causal && seq >= 1024 && seq % 4 == 0;
-        CHECK(d.bwdDqTile == (c.bwdDqTile || producerAdded));
-        CHECK(d.bwdProducer == (c.bwdProducer || producerAdded));
+        // Wherever the producer can take the tile, it takes it in turns.
+        const bool takes = dim != 256 && seq % 4 == 0;
+        CHECK(d.bwdDqTile == takes);
+        CHECK(d.bwdProducer == (c.bwdProducer || takes));
+        const bool restaged = dim == 64 && seq < 1024 && takes; // the reference's program
+        CHECK(c.bwdStaged == (dim != 64 || seq >= 1024));
+        CHECK(d.bwdStaged == (c.bwdStaged || restaged));
+        CHECK(d.bwdWgmma == d.bwdStaged);
+        CHECK(d.bwdBlockM == (restaged ? 128 : c.bwdBlockM));
+        CHECK(d.bwdBlockN == (restaged ? 128 : c.bwdBlockN));
+        CHECK(d.bwdThreads == (restaged ? 256 : c.bwdThreads));
+        CHECK(d.bwdKeysFastest == c.bwdKeysFastest);
         mha::AttentionConfig consumersAdd = c; // the tile without the producer
         consumersAdd.bwdDqTile = true;
         consumersAdd.bwdProducer = false;
         // In turn the consumers' add is slower: deterministicConfig hands the
-        // tile to a producer it adds (from S = 1024, where that was measured)
-        // or drops it.
-        mha::AttentionConfig handed = mha::deterministicConfig(consumersAdd, dim, seq);
-        CHECK(handed.bwdProducer == (seq >= 1024 && seq % 4 == 0 && dim != 256));
+        // tile to a producer it adds or drops it.
+        mha::AttentionConfig handed = mha::deterministicConfig(consumersAdd, dim, seq, "sm_90a");
+        CHECK(handed.bwdProducer == takes);
         CHECK(handed.bwdDqTile == handed.bwdProducer);
         // The producer without the tile (an autotuner's pick, say): in turn it
         // takes the tile wherever it can.
         mha::AttentionConfig elementAdds = c;
         elementAdds.bwdDqTile = false;
-        CHECK(mha::deterministicConfig(elementAdds, dim, seq).bwdDqTile == d.bwdDqTile);
+        CHECK(mha::deterministicConfig(elementAdds, dim, seq, "sm_90a").bwdDqTile == d.bwdDqTile);
         // dQ in accumulator tile order stays so: no tile, no producer added.
         mha::AttentionConfig mmaTiles = c;
         mmaTiles.bwdDqTile = false;
         mmaTiles.bwdDqMmaTiles = true;
-        mha::AttentionConfig kept = mha::deterministicConfig(mmaTiles, dim, seq);
+        mha::AttentionConfig kept = mha::deterministicConfig(mmaTiles, dim, seq, "sm_90a");
         CHECK((kept.bwdDqMmaTiles && !kept.bwdDqTile && kept.bwdProducer == c.bwdProducer));
-        // sm_80 (no wgmma): neither.
-        mha::AttentionConfig ampere =
-            mha::deterministicConfig(mha::tunedConfig(dim, causal, seq, "sm_80"), dim, seq);
+        CHECK(kept.bwdStaged == c.bwdStaged);
+        // sm_80 (no wgmma): neither, and the blocks stay.
+        mha::AttentionConfig ampereTuned = mha::tunedConfig(dim, causal, seq, "sm_80");
+        mha::AttentionConfig ampere = mha::deterministicConfig(ampereTuned, dim, seq, "sm_80");
         CHECK((ampere.deterministic && !ampere.bwdDqTile && !ampere.bwdProducer));
-        CHECK(d.bwdBlockM == c.bwdBlockM);
-        CHECK(d.bwdBlockN == c.bwdBlockN);
+        CHECK((ampere.bwdBlockM == ampereTuned.bwdBlockM &&
+               ampere.bwdBlockN == ampereTuned.bwdBlockN));
+        CHECK_FALSE(ampereTuned.bwdKeysFastest);
         CHECK_FALSE(mha::tunedConfig(dim, causal, seq, "sm_80").bwdDqTile);
       }
 }
