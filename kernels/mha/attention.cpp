@@ -151,7 +151,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // fastest where that was faster: not causal (1.3% less backward time at
     // 4,16,4096,128, 3.4% at 4,16,4096,256; within 0.6% at D = 64 and at
     // 16,16,1024,128) and causal at D = 256 (1.7%); causal at D = 64 and 128
-    // it was 3-6% slower (not profiled; with heads fastest a causal launch
+    // it was 1-6% slower (not profiled; with heads fastest a causal launch
     // starts with every head's longest key blocks and ends with its shortest,
     // which may balance its last wave better) (tl-bench-gpu
     // --bwd-keys-fastest=0|1, best of two alternating,
@@ -191,6 +191,14 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
     if (producerTakesDqTile(staged, dim, seqLen))
       config = staged;
   }
+  // Heads fastest in the grid: with key blocks fastest all of a head's key
+  // blocks start at once and wait on each other's turns at every query
+  // block; deterministic it cost 9-24% at D = 64 and 128 against the
+  // default, where heads fastest cost -3% to +5%. (At D = 256 key blocks
+  // fastest cost +27% / +45% non-causal / causal, heads fastest +47% / +21%:
+  // faster non-causal, but this function is not told causality.)
+  // (results/2026-12-04-h200-session26.md).
+  config.bwdKeysFastest = false;
   AttentionConfig withProducer = config;
   withProducer.bwdProducer = true;
   if (producerTakesDqTile(withProducer, dim, seqLen))

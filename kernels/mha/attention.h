@@ -53,7 +53,8 @@ struct AttentionConfig {
   /// reference's): the blocks resident at once then share fewer heads' Q,
   /// dO, lse and Delta in L2 (ncu, session 25: our backward's L2 hit rate
   /// 66-82% against cuDNN's 94-96%). tunedConfig sets it where it was
-  /// faster (not causal, and D = 256, from S = 1024).
+  /// faster (not causal, and D = 256, from S = 1024); deterministicConfig
+  /// clears it (a head's key blocks then wait on each other's turns).
   bool bwdKeysFastest = false;
 };
 

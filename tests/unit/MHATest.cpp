@@ -109,8 +109,9 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
   // head: the same numbers. The configurations tunedConfig takes from
   // S = 1024 (on the GPU: wgmma, the producer warpgroup, dQ handed to it as a
   // tile), on a ragged length and one TMA cannot load lse rows at; then
-  // deterministic, whose turns still follow launch order (a head's key
-  // blocks launch in key order): the same bits twice.
+  // deterministic (which deterministicConfig gives heads fastest, the
+  // faster there; set again by hand), whose turns still follow launch order
+  // (a head's key blocks launch in key order): the same bits twice.
   for (int dim : {64, 128})
     for (bool causal : {false, true}) {
       mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, tl::testing::tunedArch());
@@ -121,6 +122,8 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
       checkMHA(2, 2, 201, dim, causal, config);
       mha::AttentionConfig deterministic =
           mha::deterministicConfig(config, dim, 200, tl::testing::tunedArch());
+      CHECK_FALSE(deterministic.bwdKeysFastest);
+      deterministic.bwdKeysFastest = true;
       mha::AttentionResult first =
           checkMHA(1, 3, 200, dim, causal, deterministic, mha::Outputs::poisoned);
       mha::AttentionResult second = checkMHA(1, 3, 200, dim, causal, deterministic);
