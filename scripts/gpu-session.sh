@@ -40,8 +40,10 @@
 #                                                 -> sanitize-deterministic.log
 #   det-short the deterministic backward at short lengths (DET_SHORT_SHAPES,
 #             default 8,32,256,64 8,32,512,64 8,16,512,128): the default and
-#             --deterministic, and the staged wgmma one with the producer and the
-#             dQ tile at 128x128 and 128x64 blocks, twice each; the peers
+#             --deterministic (since session 26 the staged wgmma one with the
+#             producer taking the turns), the staged one with the producer and the
+#             dQ tile at 128x128 and 128x64 blocks, and at D = 64 the reference's
+#             program in turns (--bwd 64,64,128,1), twice each; the peers
 #                                                              -> det-short.jsonl
 #   keys-fastest  the MHA test of the backward's grid with key blocks fastest, then
 #             tl-bench-gpu with it and without (--bwd-keys-fastest=1|0, twice
@@ -190,7 +192,7 @@ ncuSections=(--section SpeedOfLight --section Occupancy --section LaunchStats
 # The in_turn and deterministic MHA tests (the producer warpgroup's turns
 # among them; `deterministic` adds the long lengths', too slow to sanitize).
 deterministicTests="in_turn*,MHA backward in deterministic*,MHA backward with a producer \
-warpgroup*"
+warpgroup*,MHA deterministic at short lengths*"
 
 for part in "$@"; do
   echo "=== $part ($(date +%T))"
@@ -214,10 +216,11 @@ for part in "$@"; do
     alternating bwd-keys-fastest "$out/keys-fastest.jsonl" "${args[@]}"
     sanitized "$out/sanitize-keys-fastest.log" "$test" ;;
   det-short)
-    # The deterministic backward at the reference's shape: its default (the
-    # reference's program, element adds in turn) against the staged one on
-    # wgmma with the producer taking the turns with the dQ tile.
-    # (128x128 blocks do not fit shared memory at D = 128.)
+    # The deterministic backward at short lengths: deterministicConfig's
+    # choice, the staged one on wgmma with the producer taking the turns with
+    # the dQ tile on either block shape (128x128 blocks do not fit shared
+    # memory at D = 128), and at D = 64 the reference's program with element
+    # adds in turn (deterministicConfig's choice before session 26).
     args=(${DET_SHORT_SHAPES:-8,32,256,64 8,32,512,64 8,16,512,128})
     for round in 1 2; do
       ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/det-short.jsonl"
@@ -231,6 +234,10 @@ for part in "$@"; do
             sed "s/\"peer\": \"tlc\"/\"peer\": \"tlc-det-staged-$b\"/" |
             tee -a "$out/det-short.jsonl"
         done
+        [[ $shape == *,64 ]] &&
+          ./bin/tl-bench-gpu --deterministic --bwd 64,64,128,1 "$shape" 2>&1 |
+          sed "s/\"peer\": \"tlc\"/\"peer\": \"tlc-det-reference\"/" |
+          tee -a "$out/det-short.jsonl"
       done
     done
     peer sdpa_peer.py "$out/det-short.jsonl" "${args[@]}" ;;

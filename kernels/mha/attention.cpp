@@ -148,9 +148,11 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // 6-13% slower than element adds (results/2026-12-03-h200-dq-tile.md).
     c.bwdDqTile = producerTakesDqTile(c, dim, seqLen);
     // From S = 1024 the staged wgmma backward's grid numbers key blocks
-    // fastest where that was faster: not causal (1.3% less backward time at
-    // 4,16,4096,128, 3.4% at 4,16,4096,256; within 0.6% at D = 64 and at
-    // 16,16,1024,128) and causal at D = 256 (1.7%); causal at D = 64 and 128
+    // fastest where it was not slower beyond the spread of runs: not causal
+    // (1.3% less backward time at 4,16,4096,128, 3.4% at 4,16,4096,256;
+    // -0.6% to +0.2% at D = 64 and at 16,16,1024,128, where two runs of one
+    // kernel differ by up to 5%) and causal at D = 256 (1.7%; D = 256 was
+    // measured at S = 4096 only); causal at D = 64 and 128
     // it was 1-6% slower (not profiled; with heads fastest a causal launch
     // starts with every head's longest key blocks and ends with its shortest,
     // which may balance its last wave better) (tl-bench-gpu
@@ -162,8 +164,9 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
 }
 
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
+  // seqLen 0 (tunedConfig's "short", not known): it may be one TMA cannot load.
   return config.bwdProducer && config.bwdStaged && config.bwdWgmma && !config.bwdConvertDq &&
-         seqLen % 4 == 0 && config.bwdStages <= 1 && dim != 256;
+         seqLen > 0 && seqLen % 4 == 0 && config.bwdStages <= 1 && dim != 256;
 }
 
 AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
@@ -175,16 +178,18 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
   }
   // In turns the consumers' element adds wait on every turn; a producer
   // warpgroup taking the turns with the tile lets them go on. tunedConfig's
-  // short D = 64 backward on sm_90a (the reference's program, below S = 1024)
-  // becomes the staged wgmma one on 128x128 blocks, and a staged wgmma
-  // backward without the producer (D = 64 causal, D = 128 below S = 1024)
-  // gets it. Backward time against the default, best of two
-  // (tl-bench-gpu --deterministic, results/2026-12-04-h200-session26.md):
-  // 8,32,256,64 +11.5% / +19.8% (non-causal / causal; the reference's
-  // program in turns: +34% / +26%), 8,32,512,64 +0.8% / +14.6% (+33% / +37%),
-  // 8,16,512,128 +0.1% / +1.3% (+20% / +16%); 4,32,4096,64 causal -2.9%
-  // (+23%, results/2026-12-04-h200-session25.md).
-  if (arch == "sm_90a" && dim == 64 && !config.bwdStaged) {
+  // short D = 64 backward on sm_90a (the reference's program on 64x64
+  // blocks, below S = 1024) becomes the staged wgmma one on 128x128 blocks,
+  // and a staged wgmma backward without the producer (D = 64 causal, D = 128
+  // below S = 1024) gets it. Backward time against the default, best of two
+  // (tl-bench-gpu [--deterministic], results/2026-12-04-h200-session26.md,
+  // call 4): 8,32,256,64 +10.7% / +20.4% (non-causal / causal; the
+  // reference's program in turns, call 2: +34% / +26%), 8,32,512,64 +2.1% /
+  // +14.8% (+33% / +37%), 8,16,512,128 +1.1% / +5.8% (+20% / +16%);
+  // 4,32,4096,64 causal -3.2% (+23% without the producer, session 25). Not
+  // measured: D = 128 at S = 256.
+  if (arch == "sm_90a" && dim == 64 && !config.bwdStaged && config.bwdBlockM == 64 &&
+      config.bwdBlockN == 64) {
     AttentionConfig staged = config;
     staged.bwdStaged = true, staged.bwdWgmma = true, staged.bwdProducer = true;
     staged.bwdBlockM = 128, staged.bwdBlockN = 128, staged.bwdThreads = 256, staged.bwdStages = 1;
@@ -193,8 +198,8 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
   }
   // Heads fastest in the grid: with key blocks fastest all of a head's key
   // blocks start at once and wait on each other's turns at every query
-  // block; deterministic it cost 9-24% at D = 64 and 128 against the
-  // default, where heads fastest cost -3% to +5%. (At D = 256 key blocks
+  // block; deterministic it cost 9-24% at D = 64 and 128 non-causal against
+  // the default, where heads fastest cost -3% to +5%. (At D = 256 key blocks
   // fastest cost +27% / +45% non-causal / causal, heads fastest +47% / +21%:
   // faster non-causal, but this function is not told causality.)
   // (results/2026-12-04-h200-session26.md).

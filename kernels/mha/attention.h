@@ -74,7 +74,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 /// hand dQ to its producer warpgroup as a tile: the producer runs (the
 /// staged program on wgmma, bwdProducer, dQ not converted in the kernel, lse
 /// rows TMA can load: seqLen a multiple of 4, as flashattn_bwd_staged
-/// decides) and the tile has room (one stage, not D = 256). Elsewhere a
+/// decides; not 0, an unknown length) and the tile has room (one stage, not
+/// D = 256). Elsewhere a
 /// bwdDqTile is added by the consumers themselves, which is slower.
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 
@@ -87,12 +88,12 @@ bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 /// add themselves must complete before the turn passes (7-22% more time than
 /// element adds in turn, results/2026-12-03-h200-session23.md). So a staged
 /// wgmma backward without the producer gets it where it can take the tile,
-/// and on sm_90a the reference's program at D = 64 (tunedConfig's below
-/// S = 1024) becomes the staged wgmma one on 128x128 blocks with the
+/// and on sm_90a the reference's program on 64x64 blocks at D = 64
+/// (tunedConfig's below S = 1024) becomes the staged wgmma one on 128x128 blocks with the
 /// producer (results/2026-12-04-h200-session26.md). With bwdDqMmaTiles, dQ
 /// stays in that order (no tile, no producer added).
 AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
-                                    const std::string &arch = "sm_90a");
+                                    const std::string &arch);
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates
 /// them), or NaN, so that an element no kernel writes shows in the results

@@ -132,6 +132,32 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
     }
 }
 
+TEST_CASE("MHA deterministic at short lengths (the short D = 64 backward restaged)",
+          "[mha][small]") {
+  // Below S = 1024 tunedConfig's D = 64 backward on sm_90a is the reference's
+  // program; deterministic, deterministicConfig makes it the staged wgmma one
+  // on 128x128 blocks with the producer taking the turns with the dQ tile
+  // (the shipped _deterministic kernels at S = 256). At the shipped length
+  // and a ragged one whose lse rows TMA can load: outputs poisoned, the same
+  // dQ bits twice.
+  for (bool causal : {false, true})
+    for (int seq : {256, 200}) {
+      mha::AttentionConfig config = mha::tunedConfig(64, causal, seq, tl::testing::tunedArch());
+      mha::AttentionConfig deterministic =
+          mha::deterministicConfig(config, 64, seq, tl::testing::tunedArch());
+      INFO("causal=" << causal << " S=" << seq);
+      CHECK_FALSE(config.bwdStaged);
+      CHECK((deterministic.bwdStaged && deterministic.bwdWgmma && deterministic.bwdProducer &&
+             deterministic.bwdDqTile && deterministic.bwdBlockM == 128 &&
+             deterministic.bwdBlockN == 128));
+      mha::AttentionResult first =
+          checkMHA(1, 3, seq, 64, causal, deterministic, mha::Outputs::poisoned);
+      mha::AttentionResult second = checkMHA(1, 3, seq, 64, causal, deterministic);
+      REQUIRE(first.dQ.bytes() == second.dQ.bytes());
+      CHECK(std::memcmp(first.dQ.data(), second.dQ.data(), first.dQ.bytes()) == 0);
+    }
+}
+
 TEST_CASE("MHA with 4-warp blocks and plain loops (tensor cores, synchronous loads)",
           "[mha][small]") {
   mha::AttentionConfig config;

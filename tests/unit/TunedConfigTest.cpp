@@ -125,7 +125,7 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         mha::AttentionConfig d = mha::deterministicConfig(c, dim, seq, "sm_90a");
         CHECK(d.deterministic);
         // Wherever the producer can take the tile, it takes it in turns.
-        const bool takes = dim != 256 && seq % 4 == 0;
+        const bool takes = dim != 256 && seq > 0 && seq % 4 == 0; // 0: a length not known
         CHECK(d.bwdDqTile == takes);
         CHECK(d.bwdProducer == (c.bwdProducer || takes));
         const bool restaged = dim == 64 && seq < 1024 && takes; // the reference's program
@@ -163,6 +163,18 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         CHECK((ampere.bwdBlockM == ampereTuned.bwdBlockM &&
                ampere.bwdBlockN == ampereTuned.bwdBlockN));
         CHECK_FALSE(ampereTuned.bwdKeysFastest);
+        // The restaging is sm_90a's and tunedConfig's short D = 64 one's only:
+        // elsewhere the reference's program stays, in turns.
+        for (const char *arch : {"sm_80", "sm_86"}) {
+          mha::AttentionConfig reference = c;
+          reference.bwdStaged = false, reference.bwdWgmma = false, reference.bwdProducer = false;
+          reference.bwdBlockM = 64, reference.bwdBlockN = 64, reference.bwdThreads = 128;
+          mha::AttentionConfig kept = mha::deterministicConfig(reference, dim, seq, arch);
+          CHECK_FALSE(kept.bwdStaged);
+          CHECK((kept.bwdBlockM == 64 && kept.bwdBlockN == 64 && !kept.bwdProducer));
+        }
+        mha::AttentionConfig untuned = mha::deterministicConfig({}, dim, seq, "sm_90a");
+        CHECK((!untuned.bwdStaged && untuned.bwdBlockM == 0 && !untuned.bwdProducer));
         CHECK_FALSE(mha::tunedConfig(dim, causal, seq, "sm_80").bwdDqTile);
       }
 }

@@ -304,8 +304,16 @@ void run(const Shape &s, bool causal) {
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
     c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile, c.bwdKeysFastest = b.bwdKeysFastest;
   }
-  if (deterministic) // after --autotune (its candidates are not); the consumers'
-    c = mha::deterministicConfig(c, s.D, s.S); // dQ tiles dropped unless --dq-tile=1 (below)
+  // --deterministic after --autotune (its candidates are not): the consumers'
+  // dQ tiles dropped unless --dq-tile=1 (below). --bwd keeps the reference's
+  // program as asked, in turns (deterministicConfig would restage it at D = 64).
+  if (deterministic) {
+    c = mha::deterministicConfig(c, s.D, s.S, "sm_90a");
+    if (bwdOverride[0] && !bwdStagedOverride)
+      c.bwdStaged = false, c.bwdWgmma = false, c.bwdProducer = false, c.bwdDqTile = false,
+      c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
+      c.bwdStages = bwdOverride[3];
+  }
   if (stageO >= 0) // after --autotune: the flags decide
     c.fwdStageO = stageO == 1;
   if (overlap >= 0)
