@@ -152,12 +152,11 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // (1.3% less backward time at 4,16,4096,128, 3.4% at 4,16,4096,256;
     // -0.6% to +0.2% at D = 64 and at 16,16,1024,128, where two runs of one
     // kernel differ by up to 5%) and causal at D = 256 (1.7%; D = 256 was
-    // measured at S = 4096 only); causal at D = 64 and 128
-    // it was 1-6% slower (not profiled; with heads fastest a causal launch
-    // starts with every head's longest key blocks and ends with its shortest,
-    // which may balance its last wave better) (tl-bench-gpu
-    // --bwd-keys-fastest=0|1, best of two alternating,
-    // results/2026-12-04-h200-session26.md).
+    // measured at S = 4096 only); causal at D = 64 and 128 it was 1-6% slower
+    // (not profiled; with heads fastest a causal launch starts with every
+    // head's longest key blocks and ends with its shortest, which may balance
+    // its last wave better) (tl-bench-gpu --bwd-keys-fastest=0|1, best of two
+    // alternating, results/2026-12-04-h200-session26.md).
     c.bwdKeysFastest = c.bwdWgmma && seqLen >= 1024 && (!causal || dim == 256);
   }
   return c;

@@ -75,8 +75,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 /// staged program on wgmma, bwdProducer, dQ not converted in the kernel, lse
 /// rows TMA can load: seqLen a multiple of 4, as flashattn_bwd_staged
 /// decides; not 0, an unknown length) and the tile has room (one stage, not
-/// D = 256). Elsewhere a
-/// bwdDqTile is added by the consumers themselves, which is slower.
+/// D = 256). Elsewhere a bwdDqTile is added by the consumers themselves,
+/// which is slower.
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 
 /// `config` with the deterministic backward (AttentionConfig::deterministic),
@@ -89,9 +89,9 @@ bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 /// element adds in turn, results/2026-12-03-h200-session23.md). So a staged
 /// wgmma backward without the producer gets it where it can take the tile,
 /// and on sm_90a the reference's program on 64x64 blocks at D = 64
-/// (tunedConfig's below S = 1024) becomes the staged wgmma one on 128x128 blocks with the
-/// producer (results/2026-12-04-h200-session26.md). With bwdDqMmaTiles, dQ
-/// stays in that order (no tile, no producer added).
+/// (tunedConfig's below S = 1024) becomes the staged wgmma one on 128x128
+/// blocks with the producer (results/2026-12-04-h200-session26.md). With
+/// bwdDqMmaTiles, dQ stays in that order (no tile, no producer added).
 AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
                                     const std::string &arch);
 
