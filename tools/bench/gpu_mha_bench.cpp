@@ -272,9 +272,12 @@ void run(const Shape &s, bool causal) {
   if (fwdOverride[0])
     c.fwdBlockM = fwdOverride[0], c.fwdBlockN = fwdOverride[1], c.fwdThreads = fwdOverride[2],
     c.fwdStages = fwdOverride[3];
+  auto overrideBackward = [](mha::AttentionConfig &x) { // --bwd / --bwd-staged
+    x.bwdBlockM = bwdOverride[0], x.bwdBlockN = bwdOverride[1], x.bwdThreads = bwdOverride[2],
+    x.bwdStages = bwdOverride[3], x.bwdStaged = bwdStagedOverride;
+  };
   if (bwdOverride[0])
-    c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
-    c.bwdStages = bwdOverride[3], c.bwdStaged = bwdStagedOverride;
+    overrideBackward(c);
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
   HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
@@ -309,10 +312,10 @@ void run(const Shape &s, bool causal) {
   // program as asked, in turns (deterministicConfig would restage it at D = 64).
   if (deterministic) {
     c = mha::deterministicConfig(c, s.D, s.S, "sm_90a");
-    if (bwdOverride[0] && !bwdStagedOverride)
-      c.bwdStaged = false, c.bwdWgmma = false, c.bwdProducer = false, c.bwdDqTile = false,
-      c.bwdBlockM = bwdOverride[0], c.bwdBlockN = bwdOverride[1], c.bwdThreads = bwdOverride[2],
-      c.bwdStages = bwdOverride[3];
+    if (bwdOverride[0] && !bwdStagedOverride) {
+      overrideBackward(c);
+      c.bwdWgmma = false, c.bwdProducer = false, c.bwdDqTile = false;
+    }
   }
   if (stageO >= 0) // after --autotune: the flags decide
     c.fwdStageO = stageO == 1;
