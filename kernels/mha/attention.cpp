@@ -29,10 +29,9 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // with 128-row query blocks, two m16 tiles a warp, except causal D=64 below
   // S = 2048, whose short launch 64-row blocks balance better. On sm_90a its
   // gemms take wgmma (P V with P from registers) with one warpgroup on 64-row
-  // blocks at D=64, and at D=128 below S = 1024 (1.02-1.21x the mma.sync
-  // forward), and two on 128-row blocks at D=256 (1.4-1.6x) and at D=128
-  // from S = 1024 (below), in FlashAttention-3's loop order where that is
-  // faster (below). The backward
+  // blocks at D=64 (1.02-1.21x the mma.sync forward), and two on 128-row
+  // blocks at D=256 (1.4-1.6x) and at D=128 (below), in FlashAttention-3's
+  // loop order where that is faster (below). The backward
   // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's
   // arrangement) with 8 warps and the largest key blocks that fit, except D=64 on sm_90a in short
   // launches, where the reference's program on wgmma is faster (below). Targets with less
@@ -86,7 +85,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // FlashAttention-3's loop order (the softmax of one key block while the
     // tensor cores run the P V gemm of the one before), from tl-bench-gpu
     // --autotune=forward (results/2026-12-02-h200-forward-overlap.md): the
-    // fastest at D=128 (below S = 1024 since session 20: below) and 256 at
+    // fastest at D=128 (then; since sessions 20 and 27 not: below) and 256 at
     // every length measured (3-10% and 6-13%; at
     // D=256 it also beats the producer warpgroup by 6-7% from S = 4096), and
     // at D=64 non-causal from S = 1024 on 128-key blocks (1-4%). At D=64
@@ -94,24 +93,21 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // (four iterations) 3-4% slower in two runs of three: those keep the
     // plain loop (which has since become 5-7% faster at D=64 causal from
     // S = 1024, summing its rows before P V: results/2026-12-02-h200-session15.md).
-    const bool longD128 = dim == 128 && seqLen >= 1024;
-    if ((dim != 64 && !longD128) || (dim == 64 && !causal && seqLen >= 1024))
+    if (dim == 256 || (dim == 64 && !causal && seqLen >= 1024))
       c.fwdOverlap = true;
-    // 128-key blocks at D=64, 96 at D=128 (in the overlapped loop on 64-row
-    // blocks: 3-10% faster than 64 from S = 4096; 2-3% slower than the
-    // fastest, 32 or 48, at S = 1024).
+    // 128-key blocks at D=64 in the overlapped loop on 64-row blocks.
     if (dim == 64 && c.fwdOverlap)
       c.fwdBlockN = 128;
-    // From S = 1024 at D=128: 128-row blocks on two warpgroups, the plain
-    // loop, 64-key blocks. tl-bench-gpu --autotune=forward chose them in
-    // session 20 at S = 1024, 4096 and 16384 (last measured in session 13,
-    // before much of the wgmma code generation): 12%, 10% and 14% faster
-    // than the overlapped 64x96 (causal 9%, 9%, 6%)
-    // (results/2026-12-03-h200-session20.md). Shorter ones were not tried.
-    if (longD128)
+    // At D=128: 128-row blocks on two warpgroups, the plain loop, 64-key
+    // blocks. tl-bench-gpu --autotune=forward chose them in session 20 at
+    // S = 1024, 4096 and 16384: 12%, 10% and 14% faster than the overlapped
+    // 64x96 (causal 9%, 9%, 6%) (results/2026-12-03-h200-session20.md), and
+    // in session 27 at 8,16,512,128 and 8,32,256,128: 20% and 23% less time
+    // than the overlapped 64x96 (causal 6.5% and 15%; at 8,16,512,128 causal
+    // the plain 64x64 on one warpgroup was 2.8% faster still)
+    // (results/2026-12-04-h200-session27.md).
+    if (dim == 128)
       c.fwdBlockM = 128, c.fwdThreads = 256;
-    else if (dim == 128)
-      c.fwdBlockN = 96;
     // The staged backward's gemms on wgmma (two warpgroups; at D=128 and 256
     // dQ's columns split between them): 1.19-1.28x the mma.sync one at
     // S = 1024 and 4096, causal and not, at D=128 and 256 (tl-bench-gpu

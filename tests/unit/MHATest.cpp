@@ -247,13 +247,18 @@ TEST_CASE("MHA forward in FlashAttention-3's order (overlap)", "[mha][small]") {
   wide.fwdOverlap = true;
   checkMHA(1, 2, 256, 64, false, wide);
   checkMHA(1, 2, 200, 64, false, wide);
-  // 48-key blocks (m64n48 wgmma): block edges off the query blocks' grid.
+  // 48-key blocks (m64n48 wgmma): block edges off the query blocks' grid;
+  // and 96 on one warpgroup (D = 128's short forward until session 27).
   mha::AttentionConfig narrow = mha::tunedConfig(128, true);
   narrow.fwdBlockN = 48, narrow.fwdOverlap = true;
-  for (bool causal : {false, true}) {
-    checkMHA(1, 2, 256, 128, causal, narrow);
-    checkMHA(1, 2, 200, 128, causal, narrow);
-  }
+  mha::AttentionConfig oneGroup = mha::tunedConfig(128, true);
+  oneGroup.fwdBlockM = 64, oneGroup.fwdBlockN = 96, oneGroup.fwdThreads = 128;
+  oneGroup.fwdOverlap = true;
+  for (const mha::AttentionConfig &config : {narrow, oneGroup})
+    for (bool causal : {false, true}) {
+      checkMHA(1, 2, 256, 128, causal, config);
+      checkMHA(1, 2, 200, 128, causal, config);
+    }
 }
 
 TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)",
