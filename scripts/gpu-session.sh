@@ -25,6 +25,18 @@
 #             shapes                                        -> mha-autotune.jsonl
 #   fwd-autotune  the same with --autotune=forward: the forward's configuration
 #             only (the backward runs tunedConfig's)            -> fwd-autotune.jsonl
+#   det-keys-fastest  the deterministic backward with key blocks fastest and
+#             heads fastest (--deterministic --bwd-keys-fastest=0|1, twice each,
+#             alternating; deterministicConfig numbers heads fastest, which cost
+#             D = 256 non-causal about 18% across calls in session 26), beside the
+#             default (DET_KEYS_SHAPES="B,H,S,D ..." replaces the shapes)
+#                                                        -> det-keys-fastest.jsonl
+#   short-autotune  tl-bench-gpu --autotune below S = 1024, where tunedConfig's
+#             short rules were last searched before much of the wgmma code
+#             generation (session 27 searched the forward at D = 128 and the reference
+#             shape only), then the peers
+#             (SHORT_AUTOTUNE_SHAPES="B,H,S,D ..." replaces the shapes)
+#                                                          -> short-autotune.jsonl
 #   gemm      tl-bench-gemm (autotuned; wgmma, TMA, a producer warpgroup; without it
 #             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
 #             (TLC_WGMMA=0) at the best configurations) and
@@ -449,6 +461,20 @@ FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;
     ./bin/tl-bench-gpu --autotune=forward "${shapes[@]}" 16,16,1024,256 4,16,4096,256 2>&1 |
       tee "$out/fwd-autotune.jsonl"
     peer sdpa_peer.py "$out/fwd-autotune.jsonl" "${shapes[@]}" 16,16,1024,256 4,16,4096,256 ;;
+  det-keys-fastest)
+    args=(${DET_KEYS_SHAPES:-4,16,4096,256 16,16,1024,256 4,16,4096,128})
+    for round in 1 2; do
+      ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/det-keys-fastest.jsonl"
+      for value in 0 1; do
+        ./bin/tl-bench-gpu --deterministic --bwd-keys-fastest=$value "${args[@]}" 2>&1 |
+          tee -a "$out/det-keys-fastest.jsonl"
+      done
+    done ;;
+  short-autotune)
+    args=(${SHORT_AUTOTUNE_SHAPES:-8,32,256,64 8,32,512,64 8,16,512,128 8,32,256,128
+      8,16,256,256 8,16,512,256})
+    ./bin/tl-bench-gpu --autotune "${args[@]}" 2>&1 | tee "$out/short-autotune.jsonl"
+    peer sdpa_peer.py "$out/short-autotune.jsonl" "${args[@]}" ;;
   mha-autotune)
     ./bin/tl-bench-gpu --autotune "${shapes[@]}" 16,16,1024,256 4,16,4096,256 2>&1 |
       tee "$out/mha-autotune.jsonl"

@@ -29,7 +29,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // with 128-row query blocks, two m16 tiles a warp, except causal D=64 below
   // S = 2048, whose short launch 64-row blocks balance better. On sm_90a its
   // gemms take wgmma (P V with P from registers) with one warpgroup on 64-row
-  // blocks at D=64 (1.02-1.21x the mma.sync forward), and two on 128-row
+  // blocks at D=64 (1.02-1.09x the mma.sync forward), and two on 128-row
   // blocks at D=256 (1.4-1.6x) and at D=128 (below), in FlashAttention-3's
   // loop order where that is faster (below). The backward
   // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's
@@ -74,7 +74,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
       c.bwdBlockM = 32, c.bwdStages = 0;
     }
   }
-  if (hopper) { // wgmma: one warpgroup on 64-row blocks, two on 128-row ones (D=256; long D=128)
+  if (hopper) { // wgmma: one warpgroup on 64-row blocks, two on 128-row ones (D=128, D=256)
     c.fwdWgmma = true;
     if (dim != 256)
       c.fwdBlockM = 64, c.fwdBlockN = 64;
@@ -104,7 +104,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // 64x96 (causal 9%, 9%, 6%) (results/2026-12-03-h200-session20.md), and
     // in session 27 at 8,16,512,128 and 8,32,256,128: 20% and 23% less time
     // than the overlapped 64x96 (causal 6.5% and 15%; at 8,16,512,128 causal
-    // the plain 64x64 on one warpgroup was 2.8% faster still)
+    // the search chose the plain 64x64 on one warpgroup, 2.8% ahead in one
+    // run: not a rule of its own)
     // (results/2026-12-04-h200-session27.md).
     if (dim == 128)
       c.fwdBlockM = 128, c.fwdThreads = 256;

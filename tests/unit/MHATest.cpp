@@ -249,11 +249,11 @@ TEST_CASE("MHA forward in FlashAttention-3's order (overlap)", "[mha][small]") {
   checkMHA(1, 2, 200, 64, false, wide);
   // 48-key blocks (m64n48 wgmma): block edges off the query blocks' grid;
   // and 96 on one warpgroup (D = 128's short forward until session 27).
-  mha::AttentionConfig narrow = mha::tunedConfig(128, true);
-  narrow.fwdBlockN = 48, narrow.fwdOverlap = true;
   mha::AttentionConfig oneGroup = mha::tunedConfig(128, true);
   oneGroup.fwdBlockM = 64, oneGroup.fwdBlockN = 96, oneGroup.fwdThreads = 128;
   oneGroup.fwdOverlap = true;
+  mha::AttentionConfig narrow = oneGroup;
+  narrow.fwdBlockN = 48;
   for (const mha::AttentionConfig &config : {narrow, oneGroup})
     for (bool causal : {false, true}) {
       checkMHA(1, 2, 256, 128, causal, config);

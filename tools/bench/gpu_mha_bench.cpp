@@ -125,7 +125,10 @@ mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool 
 /// gemms on wgmma (RS for P V; O through a shared tile, stage_O), that with a
 /// producer warpgroup loading K and V (use_producer_warpgroup), and the
 /// wgmma forward in FlashAttention-3's order (fwdOverlap) at the blocks that
-/// fit its registers without spilling.
+/// fit its registers without spilling. Since session 27 also the plain wgmma
+/// loop two stages ahead and, at D = 64, on 32- and 128-key blocks (for the
+/// short lengths, where the plain 64x64 won: ptxas 74-126 registers, no
+/// spills, at 8,32,256,D).
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
     return {fwdOverlapped(64, 64, 128, 1),
@@ -144,6 +147,9 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(128, 128, 256, 1, true),
             fwd(128, 64, 256, 1, true),
             fwd(64, 64, 128, 1, true),
+            fwd(64, 64, 128, 2, true),
+            fwd(64, 32, 128, 1, true),
+            fwd(64, 128, 128, 1, true),
             fwd(64, 64, 128, 2, true, true),
             fwd(64, 64, 128, 3, true, true)};
   if (D == 128)
@@ -171,6 +177,7 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(128, 128, 256, 1, true),
             fwd(128, 64, 256, 2, true),
             fwd(64, 64, 128, 1, true),
+            fwd(64, 64, 128, 2, true),
             fwd(64, 64, 128, 2, true, true),
             fwd(64, 64, 128, 3, true, true)};
   return {fwdOverlapped(128, 64, 256, 1), fwdOverlapped(64, 64, 128, 1),
