@@ -504,3 +504,90 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// Pingpong (FlashAttention-3's warp scheduler barriers): group g = tid / 32
+// waits at barrier 2 + g and hands over to the other group with bar.arrive,
+// group 1 having arrived once at group 0's barrier before the loop; after
+// it group 0 takes that last arrival (the barrier completes). Any trip count.
+gpu.module @kernels {
+  gpu.func @pingpong(%n: index) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+    %tid = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %i0 = arith.constant 0 : i32
+    %i1 = arith.constant 1 : i32
+    %i2 = arith.constant 2 : i32
+    %i3 = arith.constant 3 : i32
+    %sixty_four = arith.constant 64 : i32
+    %ticks = arith.constant 1000 : i32
+    %bar = llvm.inttoptr %i0 : i32 to !llvm.ptr<3>
+    %first = arith.cmpi eq, %tid, %c0 : index
+    scf.if %first {
+      nvvm.mbarrier.init %bar, %i1 : !llvm.ptr<3>, i32
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+    }
+    gpu.barrier
+    nvvm.mbarrier.try_wait.parity %bar, %i0, %ticks : !llvm.ptr<3>, i32, i32
+    %group = arith.divui %tid, %c32 : index
+    %g = arith.index_cast %group : index to i32
+    %own = arith.addi %g, %i2 : i32
+    %other = arith.subi %i3, %g : i32
+    %second = arith.cmpi eq, %group, %c1 : index
+    scf.if %second {
+      nvvm.barrier.arrive id = %i2 number_of_threads = %sixty_four
+    }
+    scf.for %k = %c0 to %n step %c1 {
+      nvvm.barrier id = %own number_of_threads = %sixty_four
+      nvvm.barrier.arrive id = %other number_of_threads = %sixty_four
+    }
+    %firstGroup = arith.cmpi eq, %group, %c0 : index
+    scf.if %firstGroup {
+      nvvm.barrier id = %i2 number_of_threads = %sixty_four
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// The same without group 0's last wait: group 1's last arrival is left at
+// barrier 2 when the kernel ends.
+gpu.module @kernels {
+  gpu.func @pingpong_pending(%n: index) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+    %tid = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %i0 = arith.constant 0 : i32
+    %i1 = arith.constant 1 : i32
+    %i2 = arith.constant 2 : i32
+    %i3 = arith.constant 3 : i32
+    %sixty_four = arith.constant 64 : i32
+    %ticks = arith.constant 1000 : i32
+    %bar = llvm.inttoptr %i0 : i32 to !llvm.ptr<3>
+    %first = arith.cmpi eq, %tid, %c0 : index
+    scf.if %first {
+      nvvm.mbarrier.init %bar, %i1 : !llvm.ptr<3>, i32
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+    }
+    gpu.barrier
+    nvvm.mbarrier.try_wait.parity %bar, %i0, %ticks : !llvm.ptr<3>, i32, i32
+    %group = arith.divui %tid, %c32 : index
+    %g = arith.index_cast %group : index to i32
+    %own = arith.addi %g, %i2 : i32
+    %other = arith.subi %i3, %g : i32
+    %second = arith.cmpi eq, %group, %c1 : index
+    scf.if %second {
+      // expected-error @+1 {{the kernel can end with 32 threads arrived at barrier 2 and the barrier not completed (when its loop runs 1 iteration from index 0)}}
+      nvvm.barrier.arrive id = %i2 number_of_threads = %sixty_four
+    }
+    scf.for %k = %c0 to %n step %c1 {
+      nvvm.barrier id = %own number_of_threads = %sixty_four
+      nvvm.barrier.arrive id = %other number_of_threads = %sixty_four
+    }
+    gpu.return
+  }
+}

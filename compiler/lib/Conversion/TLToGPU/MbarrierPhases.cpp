@@ -9,12 +9,16 @@
 //
 // This proof runs the kernel's threads against each other. SyncTraces.cpp
 // gives every thread's sequence of barrier and mbarrier events; threads with
-// the same sequence move as one class. Every interleaving of the classes'
-// events is explored (TMA boxes complete their bytes when issued: a box's
-// lateness only delays a phase, which the interleavings cover through the
-// waiter's side). The kernel is refused when, in some interleaving,
+// the same sequence move as one class. A named barrier completes when its
+// thread count has reached it, waiting (bar.sync) or not (bar.arrive: those
+// threads go on, their arrival held in the state until the completion). Every interleaving of the
+// classes' events is explored (TMA boxes complete their bytes when issued: a box's lateness only
+// delays a phase, which the interleavings cover through the waiter's side). The kernel is refused
+// when, in some interleaving,
 //   - no class can move and one has not finished (a hang: a wait whose phase
 //     never completes, a barrier short of threads),
+//   - more threads reach a barrier than it counts, or the kernel ends with
+//     threads arrived at a barrier that never completed,
 //   - a wait passes having seen a different number of completed phases than
 //     in another interleaving (it is not pinned to one phase: a race),
 //   - an mbarrier is used before its initialisation (or after its
@@ -55,11 +59,16 @@ struct Mbarrier {
 struct State {
   SmallVector<int64_t> next; // per class, its next event
   SmallVector<Mbarrier> mbarriers;
+  // Per named barrier id, the threads that arrived (bar.arrive) since its
+  // last completion; ids with none are left out.
+  std::map<int64_t, int64_t> arrived;
 
   std::vector<int64_t> key() const {
     std::vector<int64_t> key(next.begin(), next.end());
     for (const Mbarrier &m : mbarriers)
       key.insert(key.end(), {m.count, m.pending, m.bytes, m.completed, m.initialised});
+    for (auto [id, threads] : arrived)
+      key.insert(key.end(), {id, threads});
     return key;
   }
 };
@@ -89,7 +98,7 @@ public:
       : func(func), classes(traces.classes), scenario(scenario), abstract(traces.abstractLoops) {
     for (const ThreadClass &threads : classes)
       for (const SyncEvent &event : threads.events)
-        if (event.kind != SyncEvent::barrier)
+        if (!isNamedBarrier(event))
           mbarrierIndex.try_emplace(event.address, mbarrierIndex.size());
   }
 
@@ -126,6 +135,42 @@ private:
 
   std::string mbarrierText(int64_t address) const {
     return "the mbarrier at shared byte " + std::to_string(address);
+  }
+
+  static bool isNamedBarrier(const SyncEvent &event) {
+    return event.kind == SyncEvent::barrier || event.kind == SyncEvent::barrierArrive;
+  }
+
+  /// Threads waiting at barrier `id` in `state`, and those still running.
+  std::pair<int64_t, int64_t> waitingAt(const State &state, int64_t id) const {
+    int64_t waiting = 0, running = 0;
+    for (size_t c = 0; c < classes.size(); ++c) {
+      if (finished(state, c))
+        continue;
+      running += classes[c].threads;
+      const SyncEvent &event = classes[c].events[state.next[c]];
+      if (event.kind == SyncEvent::barrier && event.address == id)
+        waiting += classes[c].threads;
+    }
+    return {waiting, running};
+  }
+
+  /// Class c's bar.arrive: its threads count towards the barrier's next
+  /// completion and go on. With nobody waiting there, the arrivals alone may
+  /// complete it.
+  LogicalResult arriveAtBarrier(State &state, size_t c) {
+    const ThreadClass &threads = classes[c];
+    const SyncEvent &event = threads.events[state.next[c]];
+    int64_t arrivedThere = (state.arrived[event.address] += threads.threads);
+    int64_t waiting = waitingAt(state, event.address).first;
+    if (arrivedThere + waiting > event.value)
+      return refuse(threads, event,
+                    std::to_string(arrivedThere + waiting) + " threads reach barrier " +
+                        std::to_string(event.address) + ", which counts " +
+                        std::to_string(event.value));
+    if (arrivedThere == event.value) // nobody waits: completed by arrivals
+      state.arrived.erase(event.address);
+    return success();
   }
 
   Mbarrier &mbarrierOf(State &state, const SyncEvent &event) {
@@ -183,6 +228,12 @@ private:
     const SyncEvent &event = threads.events[state.next[c]];
     if (event.kind == SyncEvent::barrier)
       return false; // barriers move their threads together (step)
+    if (event.kind == SyncEvent::barrierArrive) {
+      if (failed(arriveAtBarrier(state, c)))
+        return failure();
+      ++state.next[c];
+      return true;
+    }
     Mbarrier &m = mbarrierOf(state, event);
     bool lifecycle =
         event.kind == SyncEvent::initMbarrier || event.kind == SyncEvent::invalMbarrier;
@@ -244,6 +295,7 @@ private:
       break;
     }
     case SyncEvent::barrier:
+    case SyncEvent::barrierArrive:
       break; // returned above
     }
     ++state.next[c];
@@ -274,7 +326,9 @@ private:
       const SyncEvent &event = classes[c].events[state.next[c]];
       if (event.kind == SyncEvent::barrier) {
         int64_t needed = event.value ? event.value : running;
-        int64_t arrived = atBarrier[event.address];
+        auto early = state.arrived.find(event.address);
+        int64_t arrived =
+            atBarrier[event.address] + (early == state.arrived.end() ? 0 : early->second);
         if (arrived > needed)
           return refuse(classes[c], event,
                         std::to_string(arrived) + " threads reach barrier " +
@@ -305,6 +359,7 @@ private:
   void release(const State &state, size_t c, std::vector<State> &successors) {
     int64_t id = classes[c].events[state.next[c]].address;
     State successor = state;
+    successor.arrived.erase(id); // the arrivals completed it too
     for (size_t other = 0; other < classes.size(); ++other) {
       if (finished(state, other))
         continue;
@@ -319,6 +374,16 @@ private:
   }
 
   LogicalResult finishedCleanly(const State &state) {
+    for (auto [id, threads] : state.arrived) {
+      Operation *arrive = nullptr;
+      for (const ThreadClass &ts : classes)
+        for (const SyncEvent &event : ts.events)
+          if (event.kind == SyncEvent::barrierArrive && event.address == id && !arrive)
+            arrive = event.op;
+      arrive->emitError() << "the kernel can end with " << threads << " threads arrived at barrier "
+                          << id << " and the barrier not completed" << scenarioText();
+      return failure();
+    }
     for (auto [address, index] : mbarrierIndex) {
       const Mbarrier &m = state.mbarriers[index];
       if (!m.initialised || (m.pending == m.count && m.bytes == 0))
@@ -349,7 +414,10 @@ private:
       Diagnostic &note = error->attachNote(event.op->getLoc())
                          << describe(classes[c]) << (classes[c].threads == 1 ? " waits" : " wait");
       if (event.kind == SyncEvent::barrier) {
+        auto early = state.arrived.find(event.address);
         note << " at barrier " << event.address;
+        if (early != state.arrived.end())
+          note << " (" << early->second << " threads arrived there without waiting)";
         continue;
       }
       const Mbarrier &m = state.mbarriers[mbarrierIndex.lookup(event.address)];

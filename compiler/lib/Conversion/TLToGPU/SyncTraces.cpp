@@ -283,6 +283,13 @@ private:
         count = operand(op, barrier.getNumberOfThreads(), "thread count");
       return event(SyncEvent::barrier, id, count);
     }
+    if (auto arrive = dyn_cast<NVVM::BarrierArriveOp>(op)) {
+      std::optional<int64_t> id = 0;
+      if (arrive.getBarrierId())
+        id = operand(op, arrive.getBarrierId(), "barrier id");
+      return event(SyncEvent::barrierArrive, id,
+                   operand(op, arrive.getNumberOfThreads(), "thread count"));
+    }
     return refuse(op, "a synchronisation op the check does not model");
   }
 

@@ -26,6 +26,9 @@ struct SyncEvent {
     wait,          // try_wait.parity; value: the parity
     barrier,       // bar.sync; address: the barrier id; value: its thread
                    // count, 0 for every thread that has not exited
+    barrierArrive, // bar.arrive: the thread counts towards the barrier's
+                   // next completion without waiting for it; address: the
+                   // barrier id; value: its thread count
   };
   Kind kind;
   int64_t address; // the mbarrier's shared byte offset, or the barrier id
