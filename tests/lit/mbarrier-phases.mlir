@@ -591,3 +591,36 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// Threads that meet at one barrier with different counts (PTX leaves that
+// undefined): group 1 arrives counting 64 threads, group 0 waits counting 96.
+gpu.module @kernels {
+  gpu.func @counts_differ() kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+    %tid = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %i0 = arith.constant 0 : i32
+    %i1 = arith.constant 1 : i32
+    %sixty_four = arith.constant 64 : i32
+    %ninety_six = arith.constant 96 : i32
+    %ticks = arith.constant 1000 : i32
+    %bar = llvm.inttoptr %i0 : i32 to !llvm.ptr<3>
+    %first = arith.cmpi eq, %tid, %c0 : index
+    scf.if %first {
+      nvvm.mbarrier.init %bar, %i1 : !llvm.ptr<3>, i32
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+    }
+    gpu.barrier
+    nvvm.mbarrier.try_wait.parity %bar, %i0, %ticks : !llvm.ptr<3>, i32, i32
+    %second = arith.cmpi uge, %tid, %c32 : index
+    scf.if %second {
+      nvvm.barrier.arrive id = %i1 number_of_threads = %sixty_four
+    } else {
+      // expected-error @+1 {{barrier 1 is counted as 96 threads here and as 64 by threads that meet it at the same time (threads 1..31)}}
+      nvvm.barrier id = %i1 number_of_threads = %ninety_six
+    }
+    gpu.return
+  }
+}

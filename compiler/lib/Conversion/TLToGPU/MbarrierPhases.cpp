@@ -17,8 +17,9 @@
 // when, in some interleaving,
 //   - no class can move and one has not finished (a hang: a wait whose phase
 //     never completes, a barrier short of threads),
-//   - more threads reach a barrier than it counts, or the kernel ends with
-//     threads arrived at a barrier that never completed,
+//   - more threads reach a barrier than it counts, threads meet at one with
+//     different counts, or the kernel ends with threads arrived at a barrier
+//     that never completed,
 //   - a wait passes having seen a different number of completed phases than
 //     in another interleaving (it is not pinned to one phase: a race),
 //   - an mbarrier is used before its initialisation (or after its
@@ -60,15 +61,19 @@ struct State {
   SmallVector<int64_t> next; // per class, its next event
   SmallVector<Mbarrier> mbarriers;
   // Per named barrier id, the threads that arrived (bar.arrive) since its
-  // last completion; ids with none are left out.
-  std::map<int64_t, int64_t> arrived;
+  // last completion and the count they arrived with; ids with none are left
+  // out.
+  struct Arrivals {
+    int64_t count = 0, threads = 0;
+  };
+  std::map<int64_t, Arrivals> arrived;
 
   std::vector<int64_t> key() const {
     std::vector<int64_t> key(next.begin(), next.end());
     for (const Mbarrier &m : mbarriers)
       key.insert(key.end(), {m.count, m.pending, m.bytes, m.completed, m.initialised});
-    for (auto [id, threads] : arrived)
-      key.insert(key.end(), {id, threads});
+    for (auto [id, arrivals] : arrived)
+      key.insert(key.end(), {id, arrivals.count, arrivals.threads});
     return key;
   }
 };
@@ -155,13 +160,42 @@ private:
     return {waiting, running};
   }
 
+  /// Class c's barrier event counts as many threads as every other one at
+  /// its barrier now (waiting, or arrived since the last completion): PTX
+  /// leaves a barrier whose participants disagree undefined.
+  LogicalResult sameCount(const State &state, size_t c) {
+    const SyncEvent &event = classes[c].events[state.next[c]];
+    auto mismatch = [&](int64_t other) {
+      return refuse(classes[c], event,
+                    "barrier " + std::to_string(event.address) + " is counted as " +
+                        std::to_string(event.value) + " threads here and as " +
+                        std::to_string(other) + " by threads that meet it at the same time");
+    };
+    auto early = state.arrived.find(event.address);
+    if (early != state.arrived.end() && early->second.count != event.value)
+      return mismatch(early->second.count);
+    for (size_t other = 0; other < classes.size(); ++other) {
+      if (other == c || finished(state, other))
+        continue;
+      const SyncEvent &there = classes[other].events[state.next[other]];
+      if (there.kind == SyncEvent::barrier && there.address == event.address &&
+          there.value != event.value)
+        return mismatch(there.value);
+    }
+    return success();
+  }
+
   /// Class c's bar.arrive: its threads count towards the barrier's next
   /// completion and go on. With nobody waiting there, the arrivals alone may
   /// complete it.
   LogicalResult arriveAtBarrier(State &state, size_t c) {
     const ThreadClass &threads = classes[c];
     const SyncEvent &event = threads.events[state.next[c]];
-    int64_t arrivedThere = (state.arrived[event.address] += threads.threads);
+    if (failed(sameCount(state, c)))
+      return failure();
+    State::Arrivals &arrivals = state.arrived[event.address];
+    arrivals.count = event.value;
+    int64_t arrivedThere = (arrivals.threads += threads.threads);
     int64_t waiting = waitingAt(state, event.address).first;
     if (arrivedThere + waiting > event.value)
       return refuse(threads, event,
@@ -325,10 +359,12 @@ private:
         continue;
       const SyncEvent &event = classes[c].events[state.next[c]];
       if (event.kind == SyncEvent::barrier) {
+        if (failed(sameCount(state, c)))
+          return failure();
         int64_t needed = event.value ? event.value : running;
         auto early = state.arrived.find(event.address);
         int64_t arrived =
-            atBarrier[event.address] + (early == state.arrived.end() ? 0 : early->second);
+            atBarrier[event.address] + (early == state.arrived.end() ? 0 : early->second.threads);
         if (arrived > needed)
           return refuse(classes[c], event,
                         std::to_string(arrived) + " threads reach barrier " +
@@ -374,14 +410,15 @@ private:
   }
 
   LogicalResult finishedCleanly(const State &state) {
-    for (auto [id, threads] : state.arrived) {
+    for (auto [id, arrivals] : state.arrived) {
       Operation *arrive = nullptr;
       for (const ThreadClass &ts : classes)
         for (const SyncEvent &event : ts.events)
           if (event.kind == SyncEvent::barrierArrive && event.address == id && !arrive)
             arrive = event.op;
-      arrive->emitError() << "the kernel can end with " << threads << " threads arrived at barrier "
-                          << id << " and the barrier not completed" << scenarioText();
+      arrive->emitError() << "the kernel can end with " << arrivals.threads
+                          << " threads arrived at barrier " << id
+                          << " and the barrier not completed" << scenarioText();
       return failure();
     }
     for (auto [address, index] : mbarrierIndex) {
@@ -417,7 +454,7 @@ private:
         auto early = state.arrived.find(event.address);
         note << " at barrier " << event.address;
         if (early != state.arrived.end())
-          note << " (" << early->second << " threads arrived there without waiting)";
+          note << " (" << early->second.threads << " threads arrived there without waiting)";
         continue;
       }
       const Mbarrier &m = state.mbarriers[mbarrierIndex.lookup(event.address)];
