@@ -11,9 +11,10 @@
 // gives every thread's sequence of barrier and mbarrier events; threads with
 // the same sequence move as one class. A named barrier completes when its
 // thread count has reached it, waiting (bar.sync) or not (bar.arrive: those
-// threads go on, their arrival held in the state until the completion). Every interleaving of the
-// classes' events is explored (TMA boxes complete their bytes when issued: a box's lateness only
-// delays a phase, which the interleavings cover through the waiter's side). The kernel is refused
+// threads go on, their arrival held in the state until the completion).
+// Every interleaving of the classes' events is explored (TMA boxes complete
+// their bytes when issued: a box's lateness only delays a phase, which the
+// interleavings cover through the waiter's side). The kernel is refused
 // when, in some interleaving,
 //   - no class can move and one has not finished (a hang: a wait whose phase
 //     never completes, a barrier short of threads),
