@@ -195,10 +195,12 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
   // Heads fastest in the grid: with key blocks fastest all of a head's key
   // blocks start at once and wait on each other's turns at every query
   // block; deterministic it cost 9-24% at D = 64 and 128 non-causal against
-  // the default, where heads fastest cost -3% to +5%. (At D = 256 key blocks
-  // fastest cost +27% / +45% non-causal / causal, heads fastest +47% / +21%:
-  // faster non-causal, but this function is not told causality.)
-  // (results/2026-12-04-h200-session26.md).
+  // the default, where heads fastest cost -3% to +5%. (At D = 256, S = 4096
+  // key blocks fastest cost +27% / +45% non-causal / causal against the
+  // default of call 4, heads fastest +47% / +21% against that of call 1: by
+  // the two calls' times, keys fastest took 18% less deterministic time
+  // non-causal, not timed side by side; this function is not told
+  // causality.) (results/2026-12-04-h200-session26.md and session27.md).
   config.bwdKeysFastest = false;
   AttentionConfig withProducer = config;
   withProducer.bwdProducer = true;

@@ -52,6 +52,10 @@ std::string readFile(const fs::path &path) {
   return text.str();
 }
 
+/// Spill bytes the deterministic staged backward with the producer warpgroup
+/// taking the turns (deterministicConfig on sm_90a, D = 64 or 128) may have.
+int producerTurnsAllowance(int dim, bool causal) { return dim == 64 ? (causal ? 72 : 48) : 16; }
+
 /// Spill bytes a shipped kernel may have (sm_80 or sm_90a, at the shipped
 /// shape). The tuned backward kernels run 8 warps at 255 registers with
 /// 128-row dK and dV accumulators (flashattn_bwd_staged, FlashAttention-2's
@@ -65,10 +69,6 @@ std::string readFile(const fs::path &path) {
 /// allowances for it (below; 36, 64, 4 and 4 bytes today).
 /// On sm_90a the D = 128 backwards run on wgmma (two warpgroups, no
 /// spills): none is allowed there.
-/// Spill bytes the deterministic staged backward with the producer warpgroup
-/// taking the turns (deterministicConfig on sm_90a, D = 64 or 128) may have.
-int producerTurnsAllowance(int dim, bool causal) { return dim == 64 ? (causal ? 72 : 48) : 16; }
-
 int spillAllowance(std::string file, const std::string &arch) {
   if (arch == "sm_90a" && file.starts_with("flash_bwd") && file.ends_with("_deterministic") &&
       file.find("_d256") == std::string::npos)

@@ -127,8 +127,9 @@ mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool 
 /// wgmma forward in FlashAttention-3's order (fwdOverlap) at the blocks that
 /// fit its registers without spilling. Since session 27 also the plain wgmma
 /// loop two stages ahead and, at D = 64, on 32- and 128-key blocks (for the
-/// short lengths, where the plain 64x64 won: ptxas 74-126 registers, no
-/// spills, at 8,32,256,D).
+/// short lengths, where the plain 64x64 won; by hand, ptxas gave them 74-126
+/// registers and no spills at 8,32,256,D on sm_90a; the autotuner prints a
+/// candidate's spill warning or error where that changes).
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
     return {fwdOverlapped(64, 64, 128, 1),

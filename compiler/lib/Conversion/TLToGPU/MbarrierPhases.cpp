@@ -147,18 +147,17 @@ private:
     return event.kind == SyncEvent::barrier || event.kind == SyncEvent::barrierArrive;
   }
 
-  /// Threads waiting at barrier `id` in `state`, and those still running.
-  std::pair<int64_t, int64_t> waitingAt(const State &state, int64_t id) const {
-    int64_t waiting = 0, running = 0;
+  /// Threads waiting at barrier `id` in `state`.
+  int64_t waitingAt(const State &state, int64_t id) const {
+    int64_t waiting = 0;
     for (size_t c = 0; c < classes.size(); ++c) {
       if (finished(state, c))
         continue;
-      running += classes[c].threads;
       const SyncEvent &event = classes[c].events[state.next[c]];
       if (event.kind == SyncEvent::barrier && event.address == id)
         waiting += classes[c].threads;
     }
-    return {waiting, running};
+    return waiting;
   }
 
   /// Class c's barrier event counts as many threads as every other one at
@@ -197,7 +196,7 @@ private:
     State::Arrivals &arrivals = state.arrived[event.address];
     arrivals.count = event.value;
     int64_t arrivedThere = (arrivals.threads += threads.threads);
-    int64_t waiting = waitingAt(state, event.address).first;
+    int64_t waiting = waitingAt(state, event.address);
     if (arrivedThere + waiting > event.value)
       return refuse(threads, event,
                     std::to_string(arrivedThere + waiting) + " threads reach barrier " +
