@@ -38,6 +38,8 @@
 #             shape only), then the peers
 #             (SHORT_AUTOTUNE_SHAPES="B,H,S,D ..." replaces the shapes)
 #                                                          -> short-autotune.jsonl
+#   short-table  tl-bench-gpu (tunedConfig) twice at short-autotune's shapes,
+#             then the peers                                   -> short-table.jsonl
 #   gemm      tl-bench-gemm (autotuned; wgmma, TMA, a producer warpgroup; without it
 #             (TLC_WARP_SPECIALIZE=0), cp.async (TLC_TMA=0) and mma.sync
 #             (TLC_WGMMA=0) at the best configurations) and
@@ -471,6 +473,13 @@ FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;
           tee -a "$out/det-keys-fastest.jsonl"
       done
     done ;;
+  short-table)
+    args=(${SHORT_AUTOTUNE_SHAPES:-8,32,256,64 8,32,512,64 8,16,512,128 8,32,256,128
+      8,16,256,256 8,16,512,256})
+    for round in 1 2; do
+      ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/short-table.jsonl"
+    done
+    peer sdpa_peer.py "$out/short-table.jsonl" "${args[@]}" ;;
   short-autotune)
     args=(${SHORT_AUTOTUNE_SHAPES:-8,32,256,64 8,32,512,64 8,16,512,128 8,32,256,128
       8,16,256,256 8,16,512,256})

@@ -57,9 +57,12 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     c.bwdBlockM = 128, c.bwdBlockN = 128;
     if (!medium)
       c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
-    // sm_90a: the staged one on wgmma (below) from S = 1024, causal and not;
-    // short launches are faster on the reference's program on wgmma.
-    if (hopper && seqLen < 1024)
+    // sm_90a: the staged one on wgmma (below) from S = 1024, causal and not,
+    // and from S = 512 not causal where its producer takes the dQ tile
+    // (below); shorter launches are faster on the reference's program on
+    // wgmma.
+    const bool stagedShort = !causal && seqLen >= 512 && seqLen % 4 == 0;
+    if (hopper && seqLen < 1024 && !stagedShort)
       c.bwdStaged = false, c.bwdBlockM = 64, c.bwdBlockN = 64, c.bwdThreads = 128;
   } else if (dim == 128) {
     c.fwdBlockM = 128, c.fwdBlockN = 32;
@@ -93,7 +96,13 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // (four iterations) 3-4% slower in two runs of three: those keep the
     // plain loop (which has since become 5-7% faster at D=64 causal from
     // S = 1024, summing its rows before P V: results/2026-12-02-h200-session15.md).
-    if (dim == 256 || (dim == 64 && !causal && seqLen >= 1024))
+    // At D = 256 the short launches (S = 256, four key blocks) were measured
+    // again in session 28 (tl-bench-gpu --autotune at 8,16,256,256 and
+    // 8,16,512,256): at S = 256 the plain loop took 5.0% / 7.2% less time
+    // (non-causal / causal), at S = 512 the overlapped one 3.6% less
+    // non-causal (causal level) (results/2026-12-04-h200-session28.md):
+    // the overlapped loop from S = 512.
+    if ((dim == 256 && seqLen >= 512) || (dim == 64 && !causal && seqLen >= 1024))
       c.fwdOverlap = true;
     // 128-key blocks at D=64 in the overlapped loop on 64-row blocks.
     if (dim == 64 && c.fwdOverlap)
@@ -109,6 +118,12 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // (results/2026-12-04-h200-session27.md).
     if (dim == 128)
       c.fwdBlockM = 128, c.fwdThreads = 256;
+    // Causal below S = 1024, 64-row blocks on one warpgroup two stages ahead:
+    // the search chose them at 8,16,512,128 (4.6% less time than 128x64/256)
+    // and 8,32,256,128 (1.0%) in session 28; at 8,16,512,128 in session 27
+    // the one-stage 64x64, 2.8% ahead (results/2026-12-04-h200-session28.md).
+    if (dim == 128 && causal && seqLen < 1024)
+      c.fwdBlockM = 64, c.fwdThreads = 128, c.fwdStages = 2;
     // The staged backward's gemms on wgmma (two warpgroups; at D=128 and 256
     // dQ's columns split between them): 1.19-1.28x the mma.sync one at
     // S = 1024 and 4096, causal and not, at D=128 and 256 (tl-bench-gpu
@@ -129,9 +144,17 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // spilled none; at D=64 causal
     // 4-7% more (its one masked P/dS loop spills 56 bytes against 40)
     // (tl-bench-gpu --bwd-producer=1|0, results/2026-12-03-h200-session21.md).
-    // Shorter launches were not measured (at S = 256 the four-iteration loop
-    // spills 76 bytes at D=256).
-    c.bwdProducer = c.bwdWgmma && seqLen >= 1024 && !(dim == 64 && causal);
+    // Below S = 1024 (tl-bench-gpu --autotune at S = 256 and 512, session
+    // 28, results/2026-12-04-h200-session28.md) it took 3.5-11.6% less time
+    // at D = 128 where it takes the dQ tile (below; without the tile 2.6%
+    // more at 8,32,256,128), 7.5% / 9.3% at D = 256 non-causal (S = 256 /
+    // 512; causal 0.5% more / 1.4% less), and at D = 64 non-causal, S = 512, the
+    // staged program with it and the tile 3.4% less than the reference's.
+    AttentionConfig withProducer = c;
+    withProducer.bwdProducer = c.bwdWgmma;
+    c.bwdProducer =
+        c.bwdWgmma && !(dim == 64 && causal) &&
+        (seqLen >= 1024 || dim == 256 || producerTakesDqTile(withProducer, dim, seqLen));
     // With the producer, dQ goes a tile at a time: the consumers hand the
     // block's tile to the producer, which reduce-adds it by TMA
     // (tl.producer_reduce). Since its writes stopped spilling (session 22:
@@ -165,7 +188,7 @@ bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
          seqLen > 0 && seqLen % 4 == 0 && config.bwdStages <= 1 && dim != 256;
 }
 
-AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
+AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal, int seqLen,
                                     const std::string &arch) {
   config.deterministic = true;
   if (config.bwdDqMmaTiles) { // dQ in its own order, added a gemm accumulator at a time
@@ -176,8 +199,8 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
   // warpgroup taking the turns with the tile lets them go on. tunedConfig's
   // short D = 64 backward on sm_90a (the reference's program on 64x64
   // blocks, below S = 1024) becomes the staged wgmma one on 128x128 blocks,
-  // and a staged wgmma backward without the producer (D = 64 causal, D = 128
-  // below S = 1024) gets it. Backward time against the default, best of two
+  // and a staged wgmma backward without the producer (D = 64 causal; D = 128
+  // below S = 1024 before session 28) gets it. Backward time against the default, best of two
   // (tl-bench-gpu [--deterministic], results/2026-12-04-h200-session26.md,
   // call 4): 8,32,256,64 +10.7% / +20.4% (non-causal / causal; the
   // reference's program in turns, call 2: +34% / +26%), 8,32,512,64 +2.1% /
@@ -199,9 +222,14 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
   // key blocks fastest cost +27% / +45% non-causal / causal against the
   // default of call 4, heads fastest +47% / +21% against that of call 1: by
   // the two calls' times, keys fastest took 18% less deterministic time
-  // non-causal, not timed side by side; this function is not told
-  // causality.) (results/2026-12-04-h200-session26.md and session27.md).
-  config.bwdKeysFastest = false;
+  // non-causal (results/2026-12-04-h200-session26.md and session27.md).)
+  // Side by side in session 28 (tl-bench-gpu --deterministic
+  // --bwd-keys-fastest=0|1, two rounds, results/2026-12-04-h200-session28.md)
+  // keys fastest took 21% less at 4,16,4096,256 non-causal (10.24 ms against
+  // 13.00-13.16), and more everywhere else measured: +17% causal there, +9% /
+  // +23% at 16,16,1024,256, +4-6% / +19-20% at 4,16,4096,128. So keys fastest
+  // stays at D = 256 non-causal from S = 4096 only.
+  config.bwdKeysFastest = config.bwdKeysFastest && dim == 256 && !causal && seqLen >= 4096;
   AttentionConfig withProducer = config;
   withProducer.bwdProducer = true;
   if (producerTakesDqTile(withProducer, dim, seqLen))

@@ -54,7 +54,8 @@ struct AttentionConfig {
   /// dO, lse and Delta in L2 (ncu, session 25: our backward's L2 hit rate
   /// 66-82% against cuDNN's 94-96%). tunedConfig sets it where it was
   /// faster (not causal, and D = 256, from S = 1024); deterministicConfig
-  /// clears it (a head's key blocks then wait on each other's turns).
+  /// clears it (a head's key blocks then wait on each other's turns) except
+  /// at D = 256 non-causal from S = 4096, where it was faster in turns too.
   bool bwdKeysFastest = false;
 };
 
@@ -80,7 +81,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 
 /// `config` with the deterministic backward (AttentionConfig::deterministic),
-/// for head dim `dim`, length `seqLen` and target `arch`, its dQ added the
+/// for head dim `dim`, causality, length `seqLen` and target `arch`, its dQ added the
 /// faster way in turns: a tile at a time (bwdDqTile) exactly where the
 /// producer warpgroup takes it (producerTakesDqTile): the consumers go on
 /// while the producer waits for the turn, 24-30% less time than element adds
@@ -89,10 +90,10 @@ bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 /// element adds in turn, results/2026-12-03-h200-session23.md). So a staged
 /// wgmma backward without the producer gets it where it can take the tile,
 /// and on sm_90a the reference's program on 64x64 blocks at D = 64
-/// (tunedConfig's below S = 1024) becomes the staged wgmma one on 128x128
+/// (tunedConfig's below S = 1024, causal or S < 512) becomes the staged wgmma one on 128x128
 /// blocks with the producer (results/2026-12-04-h200-session26.md). With
 /// bwdDqMmaTiles, dQ stays in that order (no tile, no producer added).
-AttentionConfig deterministicConfig(AttentionConfig config, int dim, int seqLen,
+AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal, int seqLen,
                                     const std::string &arch);
 
 /// What the outputs hold before the kernels run: zeros (as out_idx allocates

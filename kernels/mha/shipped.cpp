@@ -18,7 +18,7 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::str
   for (int tunedDim : {64, 128, 256})
     for (bool causal : {false, true}) {
       std::string suffix = (causal ? "_causal_tuned_d" : "_tuned_d") + std::to_string(tunedDim);
-      AttentionConfig c = tunedConfig(tunedDim, causal, 0, arch);
+      AttentionConfig c = tunedConfig(tunedDim, causal, seq, arch); // as run at this length
       programs.emplace_back("flash_fwd" + suffix,
                             forwardKernel(batch, heads, seq, tunedDim, causal, c));
       programs.emplace_back("flash_bwd" + suffix,
@@ -26,16 +26,27 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::str
       programs.emplace_back( // dQ summed in key-block order (in_turn)
           "flash_bwd" + suffix + "_deterministic",
           backwardKernel(batch, heads, seq, tunedDim, causal,
-                         deterministicConfig(c, tunedDim, seq, arch)));
+                         deterministicConfig(c, tunedDim, causal, seq, arch)));
     }
   // The causal D=64 forward takes 128-row blocks from S = 2048 on; on sm_90a
-  // the non-causal one FlashAttention-3's loop on 128-key blocks from 1024.
+  // the non-causal one FlashAttention-3's loop on 128-key blocks from 1024,
+  // D=256's FlashAttention-3's loop from 512 and D=128's causal one 128-row
+  // blocks on two warpgroups from 1024.
   programs.emplace_back(
       "flash_fwd_causal_tuned_d64_long",
       forwardKernel(batch, heads, seq, 64, true, tunedConfig(64, true, 16384, arch)));
   programs.emplace_back(
       "flash_fwd_tuned_d64_long",
       forwardKernel(batch, heads, seq, 64, false, tunedConfig(64, false, 16384, arch)));
+  programs.emplace_back(
+      "flash_fwd_tuned_d256_long",
+      forwardKernel(batch, heads, seq, 256, false, tunedConfig(256, false, 16384, arch)));
+  programs.emplace_back(
+      "flash_fwd_causal_tuned_d256_long",
+      forwardKernel(batch, heads, seq, 256, true, tunedConfig(256, true, 16384, arch)));
+  programs.emplace_back(
+      "flash_fwd_causal_tuned_d128_long",
+      forwardKernel(batch, heads, seq, 128, true, tunedConfig(128, true, 16384, arch)));
   programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
   programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));
   return programs;

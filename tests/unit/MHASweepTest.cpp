@@ -103,7 +103,9 @@ mha::AttentionConfig configOf(const SweepShape &s) {
                                ? mha::tunedConfig(s.dim, s.causal, s.seq, tl::testing::tunedArch())
                                : mha::AttentionConfig{};
   c.bwdConvertDq = s.convertDq;
-  return s.deterministic ? mha::deterministicConfig(c, s.dim, s.seq, tl::testing::tunedArch()) : c;
+  return s.deterministic
+             ? mha::deterministicConfig(c, s.dim, s.causal, s.seq, tl::testing::tunedArch())
+             : c;
 }
 
 } // namespace

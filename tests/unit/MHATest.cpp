@@ -92,7 +92,7 @@ TEST_CASE("MHA at long lengths in the tuned configurations (dQ handed to the pro
         // Deterministic (the producer takes the tile's turns; causal, the
         // query blocks from the last down): the same bits twice.
         mha::AttentionConfig deterministic =
-            mha::deterministicConfig(config, dim, seq, tl::testing::tunedArch());
+            mha::deterministicConfig(config, dim, causal, seq, tl::testing::tunedArch());
         if (tl::testing::tunedArch() == "sm_90a") // D = 64 causal: the producer added
           CHECK(deterministic.bwdDqTile == (seq == 1028));
         mha::AttentionResult first =
@@ -121,7 +121,7 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
       checkMHA(1, 3, 200, dim, causal, config, mha::Outputs::poisoned);
       checkMHA(2, 2, 201, dim, causal, config);
       mha::AttentionConfig deterministic =
-          mha::deterministicConfig(config, dim, 200, tl::testing::tunedArch());
+          mha::deterministicConfig(config, dim, causal, 200, tl::testing::tunedArch());
       CHECK_FALSE(deterministic.bwdKeysFastest);
       deterministic.bwdKeysFastest = true;
       mha::AttentionResult first =
@@ -144,7 +144,7 @@ TEST_CASE("MHA deterministic at short lengths (the short D = 64 backward restage
     for (int seq : {256, 200}) {
       mha::AttentionConfig config = mha::tunedConfig(64, causal, seq, tl::testing::tunedArch());
       mha::AttentionConfig deterministic =
-          mha::deterministicConfig(config, 64, seq, tl::testing::tunedArch());
+          mha::deterministicConfig(config, 64, causal, seq, tl::testing::tunedArch());
       INFO("causal=" << causal << " S=" << seq);
       CHECK_FALSE(config.bwdStaged);
       CHECK((deterministic.bwdStaged && deterministic.bwdWgmma && deterministic.bwdProducer &&
@@ -171,12 +171,22 @@ TEST_CASE("MHA with 4-warp blocks and plain loops (tensor cores, synchronous loa
 }
 
 TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha][small]") {
-  for (int dim : {64, 128})
-    for (bool causal : {false, true}) {
-      mha::AttentionConfig config = mha::tunedConfig(dim, causal);
-      checkMHA(1, 2, 256, dim, causal, config);
-      checkMHA(1, 2, 200, dim, causal, config); // ragged: zero-filled asynchronous tiles
-    }
+  // The configurations tunedConfig gives short launches, at their lengths:
+  // on sm_90a D = 64's backward is the reference's program but from S = 512
+  // not causal (the staged one with the producer taking the dQ tile), D =
+  // 128's and 256's has the producer (at D = 128 where it takes the tile: S
+  // a multiple of 4), D = 128's causal forward 64-row blocks two stages
+  // ahead, D = 256's forward the plain loop below S = 512 and the overlapped
+  // one from it. Ragged: 200 (zero-filled asynchronous tiles) and 202 (lse
+  // rows TMA cannot load: no tile, at D = 128 no producer).
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (int seq : {256, 200, 202, 512}) {
+        INFO("D=" << dim << " causal=" << causal << " S=" << seq);
+        checkMHA(1, 2, seq, dim, causal,
+                 mha::tunedConfig(dim, causal, seq, tl::testing::tunedArch()),
+                 mha::Outputs::poisoned);
+      }
   // Long sequences' configurations (D=64: the staged backward on 128x128
   // blocks, and off sm_90a the causal forward's 128-row blocks; on sm_90a
   // D=128's forward on 128-row blocks and two warpgroups, and the backward's

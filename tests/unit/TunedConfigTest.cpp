@@ -44,7 +44,7 @@ TEST_CASE("tunedConfig: every configuration fits its target", "[tuned][ptx]") {
     WARN("no ptxas: checking shared memory only, not registers");
   // The seq_len buckets tunedConfig tells apart (0: short), checked at a
   // ragged length near each.
-  const int buckets[] = {0, 2048, 16384};
+  const int buckets[] = {0, 512, 2048, 16384};
   std::set<std::pair<std::string, std::string>> seen; // configuration, arch
   for (const char *arch : {"sm_90a", "sm_80", "sm_86"})
     for (int dim : {64, 128, 256})
@@ -105,60 +105,70 @@ TEST_CASE("tunedConfig: head dims it does not take, and targets too small", "[tu
 TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConfig keeps it "
           "there only",
           "[tuned]") {
-  // On sm_90a from S = 1024 the backward's producer warpgroup reduce-adds the
-  // consumers' dQ tile (not at D = 256: no room; not where the kernel keeps
-  // its own loads, lse rows TMA cannot load). In turns (deterministic) the
+  // On sm_90a the backward's producer warpgroup reduce-adds the consumers'
+  // dQ tile from S = 1024, and below it where the tile is what made the
+  // producer faster: D = 128, and D = 64 not causal from S = 512 (there the
+  // staged program instead of the reference's); not at D = 256 (no room; its
+  // producer goes without); not where the kernel keeps its own loads (lse
+  // rows TMA cannot load). In turns (deterministic) the
   // producer's tile is faster than element adds, the consumers' slower:
   // deterministicConfig keeps the one, adding the producer wherever the
   // staged wgmma backward lacks it and making the short D = 64 one (the
   // reference's program) the staged one with it, and drops the other.
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
-      for (int seq : {0, 256, 1024, 4096, 4094, 4093}) {
+      for (int seq : {0, 256, 254, 512, 516, 514, 1024, 4096, 4094, 4093}) {
         INFO("D=" << dim << " causal=" << causal << " S=" << seq);
         mha::AttentionConfig c = mha::tunedConfig(dim, causal, seq);
         CHECK(c.bwdDqTile == (c.bwdProducer && dim != 256 && seq % 4 == 0));
-        CHECK(c.bwdDqTile ==
-              (seq >= 1024 && seq % 4 == 0 && (dim == 128 || (dim == 64 && !causal))));
+        const bool tileable = seq > 0 && seq % 4 == 0; // 0: a length not known
+        const bool stagedShort = dim == 64 && !causal && seq >= 512 && tileable;
+        CHECK(c.bwdDqTile == (tileable && (dim == 128 || (dim == 64 && !causal && seq >= 512))));
+        CHECK(c.bwdProducer ==
+              (c.bwdWgmma && !(dim == 64 && causal) && (seq >= 1024 || dim == 256 || tileable)));
         // Key blocks fastest in the grid where that was faster.
         CHECK(c.bwdKeysFastest == (seq >= 1024 && (!causal || dim == 256)));
-        mha::AttentionConfig d = mha::deterministicConfig(c, dim, seq, "sm_90a");
+        mha::AttentionConfig d = mha::deterministicConfig(c, dim, causal, seq, "sm_90a");
         CHECK(d.deterministic);
         // Wherever the producer can take the tile, it takes it in turns.
-        const bool takes = dim != 256 && seq > 0 && seq % 4 == 0; // 0: a length not known
+        const bool takes = dim != 256 && tileable;
         CHECK(d.bwdDqTile == takes);
         CHECK(d.bwdProducer == (c.bwdProducer || takes));
-        const bool restaged = dim == 64 && seq < 1024 && takes; // the reference's program
-        CHECK(c.bwdStaged == (dim != 64 || seq >= 1024));
+        CHECK(c.bwdStaged == (dim != 64 || seq >= 1024 || stagedShort));
+        const bool restaged = dim == 64 && !c.bwdStaged && takes; // the reference's program
         CHECK(d.bwdStaged == (c.bwdStaged || restaged));
         CHECK(d.bwdWgmma == d.bwdStaged);
         CHECK(d.bwdBlockM == (restaged ? 128 : c.bwdBlockM));
         CHECK(d.bwdBlockN == (restaged ? 128 : c.bwdBlockN));
         CHECK(d.bwdThreads == (restaged ? 256 : c.bwdThreads));
-        CHECK_FALSE(d.bwdKeysFastest);         // heads fastest: turns wait less
+        // Heads fastest (turns wait less) but at D = 256 non-causal from S = 4096.
+        CHECK(d.bwdKeysFastest == (dim == 256 && !causal && seq >= 4096));
         mha::AttentionConfig consumersAdd = c; // the tile without the producer
         consumersAdd.bwdDqTile = true;
         consumersAdd.bwdProducer = false;
         // In turn the consumers' add is slower: deterministicConfig hands the
         // tile to a producer it adds or drops it.
-        mha::AttentionConfig handed = mha::deterministicConfig(consumersAdd, dim, seq, "sm_90a");
+        mha::AttentionConfig handed =
+            mha::deterministicConfig(consumersAdd, dim, causal, seq, "sm_90a");
         CHECK(handed.bwdProducer == takes);
         CHECK(handed.bwdDqTile == handed.bwdProducer);
         // The producer without the tile (an autotuner's pick, say): in turn it
         // takes the tile wherever it can.
         mha::AttentionConfig elementAdds = c;
         elementAdds.bwdDqTile = false;
-        CHECK(mha::deterministicConfig(elementAdds, dim, seq, "sm_90a").bwdDqTile == d.bwdDqTile);
+        CHECK(mha::deterministicConfig(elementAdds, dim, causal, seq, "sm_90a").bwdDqTile ==
+              d.bwdDqTile);
         // dQ in accumulator tile order stays so: no tile, no producer added.
         mha::AttentionConfig mmaTiles = c;
         mmaTiles.bwdDqTile = false;
         mmaTiles.bwdDqMmaTiles = true;
-        mha::AttentionConfig kept = mha::deterministicConfig(mmaTiles, dim, seq, "sm_90a");
+        mha::AttentionConfig kept = mha::deterministicConfig(mmaTiles, dim, causal, seq, "sm_90a");
         CHECK((kept.bwdDqMmaTiles && !kept.bwdDqTile && kept.bwdProducer == c.bwdProducer));
         CHECK(kept.bwdStaged == c.bwdStaged);
         // sm_80 (no wgmma): neither, and the blocks stay.
         mha::AttentionConfig ampereTuned = mha::tunedConfig(dim, causal, seq, "sm_80");
-        mha::AttentionConfig ampere = mha::deterministicConfig(ampereTuned, dim, seq, "sm_80");
+        mha::AttentionConfig ampere =
+            mha::deterministicConfig(ampereTuned, dim, causal, seq, "sm_80");
         CHECK((ampere.deterministic && !ampere.bwdDqTile && !ampere.bwdProducer));
         CHECK((ampere.bwdBlockM == ampereTuned.bwdBlockM &&
                ampere.bwdBlockN == ampereTuned.bwdBlockN));
@@ -169,12 +179,34 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
           mha::AttentionConfig reference = c;
           reference.bwdStaged = false, reference.bwdWgmma = false, reference.bwdProducer = false;
           reference.bwdBlockM = 64, reference.bwdBlockN = 64, reference.bwdThreads = 128;
-          mha::AttentionConfig kept = mha::deterministicConfig(reference, dim, seq, arch);
+          mha::AttentionConfig kept = mha::deterministicConfig(reference, dim, causal, seq, arch);
           CHECK_FALSE(kept.bwdStaged);
           CHECK((kept.bwdBlockM == 64 && kept.bwdBlockN == 64 && !kept.bwdProducer));
         }
-        mha::AttentionConfig untuned = mha::deterministicConfig({}, dim, seq, "sm_90a");
+        mha::AttentionConfig untuned = mha::deterministicConfig({}, dim, causal, seq, "sm_90a");
         CHECK((!untuned.bwdStaged && untuned.bwdBlockM == 0 && !untuned.bwdProducer));
         CHECK_FALSE(mha::tunedConfig(dim, causal, seq, "sm_80").bwdDqTile);
+      }
+}
+
+TEST_CASE("tunedConfig: the forward's blocks and loop by length on sm_90a", "[tuned]") {
+  // 64-row blocks on one warpgroup at D = 64 and, below S = 1024, D = 128
+  // causal (two stages ahead); 128-row blocks on two warpgroups elsewhere.
+  // FlashAttention-3's overlapped loop at D = 256 from S = 512 and D = 64 not
+  // causal from S = 1024 (on 128-key blocks); the plain loop elsewhere.
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (int seq : {0, 256, 511, 512, 1023, 1024, 4096}) {
+        INFO("D=" << dim << " causal=" << causal << " S=" << seq);
+        mha::AttentionConfig c = mha::tunedConfig(dim, causal, seq);
+        const bool shortCausal128 = dim == 128 && causal && seq < 1024;
+        CHECK(c.fwdWgmma);
+        CHECK(c.fwdStageO);
+        CHECK(c.fwdBlockM == (dim == 64 || shortCausal128 ? 64 : 128));
+        CHECK(c.fwdThreads == (dim == 64 || shortCausal128 ? 128 : 256));
+        CHECK(c.fwdStages == (shortCausal128 ? 2 : 1));
+        CHECK(c.fwdOverlap ==
+              ((dim == 256 && seq >= 512) || (dim == 64 && !causal && seq >= 1024)));
+        CHECK(c.fwdBlockN == (dim == 64 && c.fwdOverlap ? 128 : 64));
       }
 }

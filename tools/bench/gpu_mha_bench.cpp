@@ -319,7 +319,7 @@ void run(const Shape &s, bool causal) {
   // dQ tiles dropped unless --dq-tile=1 (below). --bwd keeps the reference's
   // program as asked, in turns (deterministicConfig would restage it at D = 64).
   if (deterministic) {
-    c = mha::deterministicConfig(c, s.D, s.S, "sm_90a");
+    c = mha::deterministicConfig(c, s.D, causal, s.S, "sm_90a");
     if (bwdOverride[0] && !bwdStagedOverride) {
       overrideBackward(c);
       c.bwdWgmma = false, c.bwdProducer = false, c.bwdDqTile = false;
