@@ -60,15 +60,21 @@ func.func @gemm_loop(%A: memref<128x260xf16>, %B: memref<256x128xf16>, %C: memre
 // -----
 
 // The accumulator is read inside the loop (a running copy out): each batch
-// must be finished before the copy, so the gemm waits for it (wait_group 0)
-// and fences and publishes its tiles itself.
+// must be finished before the copy, so the gemm waits for it (wait_group 0).
+// Its tiles are the loop's TMA loads' (async-proxy writes, waited for on
+// their mbarrier): the loop fences what was written before it once, and the
+// gemm needs no proxy fence and barrier of its own.
 // PLAN-LABEL: func.func @accumulator_read_in_loop
 // PLAN: tl.pipelined {{.*}} stages 3 attributes {tl.tma_loads} {
 // CHECK-LABEL: gpu.func @accumulator_read_in_loop
-// CHECK: scf.for
 // CHECK: nvvm.fence.proxy
 // CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
@@ -120,6 +126,47 @@ func.func @one_stage(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memre
       tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
       tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
       tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf32>
+  }
+  return
+}
+
+// -----
+
+// A gemm in a TMA loop that reads a tile the loop body writes itself (here a
+// fill; the staged backward's P and dS) fences and publishes it before its
+// wgmma; the one reading only the loads' tiles does not.
+// CHECK-LABEL: gpu.func @operand_written_in_loop
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+func.func @operand_written_in_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %a = tl.alloc_shared : memref<128x32xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<32x128xf16, #tl.scope<shared>>
+    %p = tl.alloc_shared : memref<128x32xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<128x128xf32, #tl.scope<fragment>>
+    %zero = arith.constant 0.0 : f32
+    %half = arith.constant 0.5 : f16
+    tl.fill %c, %zero : memref<128x128xf32, #tl.scope<fragment>>, f32
+    tl.pipelined %c0 to %c8 stages 1 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c32 : index
+      tl.copy %A[%c0, %k0] [128, 32] to %a[%c0, %c0] [128, 32] : memref<128x256xf16> to memref<128x32xf16, #tl.scope<shared>>
+      tl.copy %B[%k0, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x128xf16> to memref<32x128xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
+      tl.fill %p, %half : memref<128x32xf16, #tl.scope<shared>>, f16
+      tl.gemm %p, %b, %c : memref<128x32xf16, #tl.scope<shared>>, memref<32x128xf16, #tl.scope<shared>>, memref<128x128xf32, #tl.scope<fragment>>
     }
     tl.copy %c[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, #tl.scope<fragment>> to memref<128x128xf32>
   }

@@ -375,6 +375,19 @@ private:
   /// thread `threads`, the extra warpgroup's first); the consumers' loop in
   /// place.
   LogicalResult lowerWarpSpecialized(PipelinedOp op, const PipelinePlan &plan);
+  /// Records the gemms of `op` whose shared operand tiles the loop itself
+  /// makes visible to wgmma's async proxy, so that they need no proxy fence
+  /// and block-wide barrier of their own (lowerGemmWgmma's); returns whether
+  /// there are any, in which case the loop must fence and publish what was
+  /// written before it. That holds for a loop whose copies go by TMA
+  /// (async-proxy writes every thread has waited for on their mbarrier where
+  /// the first copy stands) and a gemm after that point in its body whose
+  /// operands are register fragments or shared tiles whose bytes nothing in
+  /// the body writes but those loads (tl.shared_range; a write it cannot
+  /// place, or an op of unknown effects, and none is recorded): written
+  /// before the loop, or by its loads. A gemm reading a tile the body writes
+  /// (the staged backward's P and dS) keeps its own fence.
+  bool publishWgmmaOperands(PipelinedOp op, const PipelinePlan &plan);
   /// After the lowering: the kernel's work past that barrier, but for the
   /// pure ops both sides use and the register allocas, moves under `tid <
   /// threads`; its barriers become named barriers of those threads; the
@@ -690,6 +703,9 @@ private:
   SmallVector<Attribute> tensorMaps;
   /// Gemms of pipelined loops planned with their wgmma batches in flight.
   llvm::DenseSet<Operation *> wgmmaInFlight;
+  /// Gemms whose operand tiles their pipelined loop has fenced and published
+  /// (publishWgmmaOperands).
+  llvm::DenseSet<Operation *> wgmmaOperandsPublished;
   /// Gemms the author left in flight (wg_wait = -1) on the wgmma path, oldest
   /// first (InFlightGemm).
   SmallVector<InFlightGemm> inFlightGemms;

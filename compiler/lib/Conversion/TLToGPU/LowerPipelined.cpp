@@ -5,6 +5,9 @@
 // later iteration's copies as cp.async groups into rotating tile copies. A
 // loop planned with its wgmma batches in flight also makes the waited tiles
 // visible to the async proxy (wgmma reads them) and ends with wait_group 0.
+// A loop loading by TMA fences and publishes the tiles written before it
+// where its gemms read them (publishWgmmaOperands), so that those gemms
+// need no fence and block-wide barrier of their own in every iteration.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
@@ -25,12 +28,15 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
     return lowerBlock(*loop.getBody());
   }
   PipelinePlan plan = planned->second;
+  bool publishes = publishWgmmaOperands(op, plan);
   int64_t lookahead = plan.lookahead();
   // cp.async groups an iteration commits (TMA loads commit none).
   int64_t groups = plan.tmaLoads ? 0 : static_cast<int64_t>(plan.copies.size());
   int64_t copies = plan.rotatingCopies();
   rewriter.setInsertionPoint(loop);
   Value barriers = plan.tmaLoads ? initMbarriers(loc, copies, {1}).front() : Value();
+  if (publishes) // what was written before the loop, to the async proxy
+    fenceProxyAsync(loc);
   barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
   auto issue = [&](Block &from, Value k, Value end, Value start) {
     if (plan.tmaLoads)
@@ -42,6 +48,8 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
     issue(body, add(loc, op.getStart(), i), op.getEnd(), op.getStart());
   if (plan.afterEntryCopies) { // all but the prologue's groups: the entry copies
     NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, static_cast<int32_t>(groups * lookahead));
+    if (publishes)
+      fenceProxyAsync(loc);
     barrier(loc);
   }
   if (plan.wgmmaInFlight)
@@ -107,6 +115,65 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   }
   // The header is already thread-level.
   return lowerBlockFrom(loopBody, headerEnd->getNextNode());
+}
+
+bool KernelLowering::publishWgmmaOperands(PipelinedOp op, const PipelinePlan &plan) {
+  if (!plan.tmaLoads || plan.copies.empty())
+    return false;
+  Block &body = op.getBody().front();
+  llvm::SmallPtrSet<Operation *, 4> planned;
+  for (CopyOp copy : plan.copies)
+    planned.insert(copy.getOperation());
+  // The shared bytes the body writes, but by its TMA loads.
+  SmallVector<std::array<int64_t, 2>> written;
+  bool unknown = false;
+  body.walk([&](Operation *inner) {
+    // (tl.wait_wgmma writes the in-flight gemms' accumulators, registers.)
+    if (planned.contains(inner) || inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        isa<WaitWgmmaOp>(inner))
+      return;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects) {
+      unknown = true;
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &effect : instances) {
+      if (!isa<MemoryEffects::Write>(effect.getEffect()))
+        continue;
+      Value buffer = effect.getValue();
+      if (buffer && (isFragment(buffer) || isLocal(buffer) || isGlobal(buffer)))
+        continue;
+      std::optional<std::array<int64_t, 2>> bytes = buffer ? sharedBytesOf(buffer) : std::nullopt;
+      if (!bytes) {
+        unknown = true;
+        continue;
+      }
+      written.push_back(*bytes);
+    }
+  });
+  if (unknown)
+    return false;
+  auto published = [&](Value operand) {
+    if (isFragment(operand))
+      return true; // registers (RS wgmma)
+    std::optional<std::array<int64_t, 2>> bytes = sharedBytesOf(operand);
+    return bytes && llvm::none_of(written, [&](const std::array<int64_t, 2> &w) {
+             return w[0] < (*bytes)[1] && (*bytes)[0] < w[1];
+           });
+  };
+  Operation *firstWait = CopyOp(plan.copies.front()).getOperation();
+  bool any = false;
+  op.walk([&](GemmOp gemm) {
+    Operation *top = body.findAncestorOpInBlock(*gemm);
+    if (top && firstWait->isBeforeInBlock(top) && published(gemm.getA()) &&
+        published(gemm.getB())) {
+      wgmmaOperandsPublished.insert(gemm);
+      any = true;
+    }
+  });
+  return any;
 }
 
 Operation *KernelLowering::rotateTiles(PipelinedOp op, scf::ForOp loop, const PipelinePlan &plan) {

@@ -77,6 +77,7 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
   Block &entry = func.getBody().front();
   int64_t copies = plan.rotatingCopies();
   Value start = op.getStart(), end = op.getEnd();
+  bool publishes = publishWgmmaOperands(op, plan);
 
   // The mbarriers at the kernel's start (after the shared views, which go
   // right after the dynamic shared base), before every thread's first
@@ -155,7 +156,13 @@ LogicalResult KernelLowering::lowerWarpSpecialized(PipelinedOp op, const Pipelin
     producer = ProducerWarpgroup{branch, allThreads, role};
   }
 
-  // The consumers' loop, in place.
+  // The consumers' loop, in place, after what they wrote before it is
+  // visible to the async proxy where its gemms read it without a fence of
+  // their own (publishWgmmaOperands).
+  if (publishes) {
+    fenceProxyAsync(loc);
+    barrier(loc);
+  }
   auto loop = scf::ForOp::create(b, loc, start, end, index(b, loc, 1));
   Operation *headerEnd = rotateTiles(op, loop, plan);
   Block &loopBody = *loop.getBody();

@@ -19,6 +19,10 @@
 // pipelined loop planned with its batches in flight (PipelinePlan.h) the loop
 // has already fenced and published the tiles, and the gemm waits only for the
 // previous iteration's batch (wait_group 1); the loop waits for the last.
+// A gemm in a loop that loads by TMA and reads only tiles those loads fill or
+// the loop does not write needs neither (publishWgmmaOperands): the
+// loop fences and publishes the tiles written before it, and its loads reach
+// the async proxy themselves.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
@@ -197,7 +201,9 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
     }
 
   bool inFlight = wgmmaInFlight.contains(op);
-  if (!inFlight) { // generic writes to the operand tiles reach the async proxy, then wgmma
+  // Generic writes to the operand tiles reach the async proxy, then wgmma
+  // (unless the gemm's pipelined loop has made them visible).
+  if (!inFlight && !wgmmaOperandsPublished.contains(op)) {
     fenceProxyAsync(loc);
     barrier(loc);
   }
