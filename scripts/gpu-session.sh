@@ -27,9 +27,8 @@
 #             only (the backward runs tunedConfig's)            -> fwd-autotune.jsonl
 #   det-keys-fastest  the deterministic backward with key blocks fastest and
 #             heads fastest (--deterministic --bwd-keys-fastest=0|1, twice each,
-#             alternating; deterministicConfig numbers heads fastest: at D = 256
-#             non-causal 12.45 ms against keys fastest's 10.26 in session 26's
-#             calls 1 and 4, never side by side), beside the
+#             alternating; session 28 timed them side by side: deterministicConfig
+#             keeps keys fastest at D = 256 non-causal from S = 4096 only), beside the
 #             default (DET_KEYS_SHAPES="B,H,S,D ..." replaces the shapes)
 #                                                        -> det-keys-fastest.jsonl
 #   short-autotune  tl-bench-gpu --autotune below S = 1024, where tunedConfig's
