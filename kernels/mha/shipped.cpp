@@ -32,21 +32,16 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::str
   // the non-causal one FlashAttention-3's loop on 128-key blocks from 1024,
   // D=256's FlashAttention-3's loop from 512 and D=128's causal one 128-row
   // blocks on two warpgroups from 1024.
-  programs.emplace_back(
-      "flash_fwd_causal_tuned_d64_long",
-      forwardKernel(batch, heads, seq, 64, true, tunedConfig(64, true, 16384, arch)));
-  programs.emplace_back(
-      "flash_fwd_tuned_d64_long",
-      forwardKernel(batch, heads, seq, 64, false, tunedConfig(64, false, 16384, arch)));
-  programs.emplace_back(
-      "flash_fwd_tuned_d256_long",
-      forwardKernel(batch, heads, seq, 256, false, tunedConfig(256, false, 16384, arch)));
-  programs.emplace_back(
-      "flash_fwd_causal_tuned_d256_long",
-      forwardKernel(batch, heads, seq, 256, true, tunedConfig(256, true, 16384, arch)));
-  programs.emplace_back(
-      "flash_fwd_causal_tuned_d128_long",
-      forwardKernel(batch, heads, seq, 128, true, tunedConfig(128, true, 16384, arch)));
+  struct LongForward {
+    int dim;
+    bool causal;
+  };
+  for (LongForward f : {LongForward{64, true}, LongForward{64, false}, LongForward{256, false},
+                        LongForward{256, true}, LongForward{128, true}})
+    programs.emplace_back(
+        std::string(f.causal ? "flash_fwd_causal_tuned_d" : "flash_fwd_tuned_d") +
+            std::to_string(f.dim) + "_long",
+        forwardKernel(batch, heads, seq, f.dim, f.causal, tunedConfig(f.dim, f.causal, 16384, arch)));
   programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
   programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));
   return programs;

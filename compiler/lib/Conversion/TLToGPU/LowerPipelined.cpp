@@ -35,7 +35,10 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   int64_t copies = plan.rotatingCopies();
   rewriter.setInsertionPoint(loop);
   Value barriers = plan.tmaLoads ? initMbarriers(loc, copies, {1}).front() : Value();
-  if (publishes) // what was written before the loop, to the async proxy
+  // What was written before the loop, to the async proxy: for the gemms
+  // publishWgmmaOperands found, and for TMA loads into bytes an earlier tile
+  // (written by the threads) used.
+  if (publishes || plan.tmaLoads)
     fenceProxyAsync(loc);
   barrier(loc); // the rotating tiles may reuse bytes that earlier ops read
   auto issue = [&](Block &from, Value k, Value end, Value start) {
