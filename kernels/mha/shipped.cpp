@@ -38,10 +38,10 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::str
   };
   for (LongForward f : {LongForward{64, true}, LongForward{64, false}, LongForward{256, false},
                         LongForward{256, true}, LongForward{128, true}})
-    programs.emplace_back(
-        std::string(f.causal ? "flash_fwd_causal_tuned_d" : "flash_fwd_tuned_d") +
-            std::to_string(f.dim) + "_long",
-        forwardKernel(batch, heads, seq, f.dim, f.causal, tunedConfig(f.dim, f.causal, 16384, arch)));
+    programs.emplace_back(std::string(f.causal ? "flash_fwd_causal_tuned_d" : "flash_fwd_tuned_d") +
+                              std::to_string(f.dim) + "_long",
+                          forwardKernel(batch, heads, seq, f.dim, f.causal,
+                                        tunedConfig(f.dim, f.causal, 16384, arch)));
   programs.emplace_back("flash_bwd_prep", flashattn_bwd_preprocess(batch, heads, seq, dim));
   programs.emplace_back("flash_bwd_post", flashattn_bwd_postprocess(batch, heads, seq, dim));
   return programs;
