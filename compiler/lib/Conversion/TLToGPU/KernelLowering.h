@@ -383,10 +383,10 @@ private:
   /// (async-proxy writes every thread has waited for on their mbarrier where
   /// the first copy stands) and a gemm after that point in its body whose
   /// operands are register fragments or shared tiles whose bytes nothing in
-  /// the body writes but those loads (tl.shared_range; a write it cannot
-  /// place, or an op of unknown effects, and none is recorded): written
-  /// before the loop, or by its loads. A gemm reading a tile the body writes
-  /// (the staged backward's P and dS) keeps its own fence.
+  /// the body writes but those loads (by tl.shared_range; where a write's
+  /// bytes are not known, or an op declares no effects, none is recorded):
+  /// written before the loop, or by its loads. A gemm reading a tile the body
+  /// writes (the staged backward's P and dS) keeps its own fence.
   bool publishWgmmaOperands(PipelinedOp op, const PipelinePlan &plan);
   /// After the lowering: the kernel's work past that barrier, but for the
   /// pure ops both sides use and the register allocas, moves under `tid <

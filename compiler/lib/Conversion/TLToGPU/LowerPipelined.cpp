@@ -5,9 +5,10 @@
 // later iteration's copies as cp.async groups into rotating tile copies. A
 // loop planned with its wgmma batches in flight also makes the waited tiles
 // visible to the async proxy (wgmma reads them) and ends with wait_group 0.
-// A loop loading by TMA fences and publishes the tiles written before it
-// where its gemms read them (publishWgmmaOperands), so that those gemms
-// need no fence and block-wide barrier of their own in every iteration.
+// A loop loading by TMA fences what the threads wrote before it (its loads
+// may land on those bytes, and its gemms may read those tiles): gemms that
+// read only such tiles and its loads' need no fence and block-wide barrier
+// of their own in every iteration (publishWgmmaOperands).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
