@@ -164,6 +164,9 @@ export PATH=/usr/local/cuda/bin:$PATH
 export TLC_CACHE_DIR=$(mktemp -d)
 shapes=(16,32,1024,64 4,32,4096,64 1,32,16384,64 16,16,1024,128 4,16,4096,128 1,16,16384,128
         8,32,256,64)
+# Below S = 1024 (short-autotune, short-table).
+shortShapes=(${SHORT_AUTOTUNE_SHAPES:-8,32,256,64 8,32,512,64 8,16,512,128 8,32,256,128
+  8,16,256,256 8,16,512,256})
 
 # peer SCRIPT LOG SHAPE...: a peer script on the same shapes, appended to LOG.
 peer() {
@@ -473,15 +476,13 @@ FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;
       done
     done ;;
   short-table)
-    args=(${SHORT_AUTOTUNE_SHAPES:-8,32,256,64 8,32,512,64 8,16,512,128 8,32,256,128
-      8,16,256,256 8,16,512,256})
+    args=("${shortShapes[@]}")
     for round in 1 2; do
       ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/short-table.jsonl"
     done
     peer sdpa_peer.py "$out/short-table.jsonl" "${args[@]}" ;;
   short-autotune)
-    args=(${SHORT_AUTOTUNE_SHAPES:-8,32,256,64 8,32,512,64 8,16,512,128 8,32,256,128
-      8,16,256,256 8,16,512,256})
+    args=("${shortShapes[@]}")
     ./bin/tl-bench-gpu --autotune "${args[@]}" 2>&1 | tee "$out/short-autotune.jsonl"
     peer sdpa_peer.py "$out/short-autotune.jsonl" "${args[@]}" ;;
   mha-autotune)

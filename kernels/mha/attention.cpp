@@ -145,7 +145,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // 4-7% more (its one masked P/dS loop spills 56 bytes against 40)
     // (tl-bench-gpu --bwd-producer=1|0, results/2026-12-03-h200-session21.md).
     // Below S = 1024 (tl-bench-gpu --autotune at S = 256 and 512, session
-    // 28, results/2026-12-04-h200-session28.md) it took 3.5-11.6% less time
+    // 28, results/2026-12-04-h200-session28.md) it took 1.7-11.6% less time
     // at D = 128 where it takes the dQ tile (below; without the tile 2.6%
     // more at 8,32,256,128), 7.5% / 9.3% at D = 256 non-causal (S = 256 /
     // 512; causal 0.5% more / 1.4% less), and at D = 64 non-causal, S = 512, the
