@@ -25,6 +25,10 @@
 #             shapes                                        -> mha-autotune.jsonl
 #   fwd-autotune  the same with --autotune=forward: the forward's configuration
 #             only (the backward runs tunedConfig's)            -> fwd-autotune.jsonl
+#   pingpong  the pingpong forward's tests under the sanitizers, then
+#             tl-bench-gpu --autotune=forward with its pingpong candidates
+#             (PINGPONG_SHAPES="B,H,S,D ..." replaces the shapes), then the peers
+#                                  -> pingpong-tests.log, sanitize-pingpong.log, pingpong.jsonl
 #   det-keys-fastest  the deterministic backward with key blocks fastest and
 #             heads fastest (--deterministic --bwd-keys-fastest=0|1, twice each,
 #             alternating; session 28 timed them side by side: deterministicConfig
@@ -466,6 +470,16 @@ FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;
     ./bin/tl-bench-gpu --autotune=forward "${shapes[@]}" 16,16,1024,256 4,16,4096,256 2>&1 |
       tee "$out/fwd-autotune.jsonl"
     peer sdpa_peer.py "$out/fwd-autotune.jsonl" "${shapes[@]}" 16,16,1024,256 4,16,4096,256 ;;
+  pingpong)
+    # The forward's warpgroups issuing its gemms in turn: the tests, the
+    # sanitizers on them, then tl-bench-gpu --autotune=forward (its spaces
+    # hold pingpong candidates) and the peers.
+    ./bin/tl-gpu-tests "MHA forward with its warpgroups*" 2>&1 | tee "$out/pingpong-tests.log" |
+      tail -4
+    sanitized "$out/sanitize-pingpong.log" "MHA forward with its warpgroups*"
+    args=(${PINGPONG_SHAPES:-4,16,4096,128 16,16,1024,128 4,32,4096,64 4,16,4096,256 8,32,256,64})
+    ./bin/tl-bench-gpu --autotune=forward "${args[@]}" 2>&1 | tee "$out/pingpong.jsonl"
+    peer sdpa_peer.py "$out/pingpong.jsonl" "${args[@]}" ;;
   det-keys-fastest)
     args=(${DET_KEYS_SHAPES:-4,16,4096,256 16,16,1024,256 4,16,4096,128})
     for round in 1 2; do

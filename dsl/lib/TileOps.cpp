@@ -415,6 +415,15 @@ void inTurn(const Access &counter, const Expr &turn, const Expr &next, int arity
   verifyOrThrow(p, op, false);
 }
 
+void pingpong(int arity, const Body &body, SourceLoc loc) {
+  if (arity != 0)
+    fail(loc, "the body of pingpong takes no arguments");
+  ProgramImpl &p = activeProgram("pingpong", loc);
+  auto op = PingpongOp::create(p.builder, toLocation(p, loc));
+  buildBody(p, op.getBody(), 0, 0, body, "pingpong", loc);
+  verifyOrThrow(p, op, false);
+}
+
 void lastToArrive(const Access &counter, const Expr &arrivals, int arity, const Body &body,
                   SourceLoc loc) {
   auto [p, location, indices] = counterSite(counter, arity, "last_to_arrive", loc);

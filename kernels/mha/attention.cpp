@@ -246,7 +246,7 @@ dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_c
       config.fwdBlockM ? BlockSizes{config.fwdBlockM, config.fwdBlockN} : forwardBlocks(dim);
   return flashattn_fwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.fwdThreads, config.fwdStages, config.fwdWgmma, config.fwdProducer,
-                       config.fwdStageO, config.fwdOverlap);
+                       config.fwdStageO, config.fwdOverlap, config.fwdPingpong);
 }
 
 BlockSizes backwardBlocks(int dim, const AttentionConfig &config) {

@@ -27,6 +27,7 @@ struct AttentionConfig {
   bool fwdProducer = false; // sm_90a, with fwdWgmma: a producer warpgroup loads K and V
   bool fwdStageO = false;   // O goes out through a shared tile (sm_90a: a TMA store)
   bool fwdOverlap = false;  // FA3's loop: softmax(S(k)) while P(k-1) V(k-1) runs (flashattn_fwd)
+  bool fwdPingpong = false; // the warpgroups issue the loop's gemms in turn (flashattn_fwd)
   bool bwdDqTile =
       false; // dQ added a tile at a time (sm_90a: TMA reduce-add; flashattn_bwd's dq_tile)
   /// The backward adds into dQ in a fixed order (key blocks one after another

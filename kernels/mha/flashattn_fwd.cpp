@@ -5,8 +5,10 @@
 // non-causal kernel does); causal query blocks run heaviest first (over
 // groups of heads); and the loop sums its rows before P V, not after (the
 // same arithmetic: see the loop). Optionally (stage_O) O leaves through a
-// shared tile, and (overlap) the loop takes FlashAttention-3's order, the
-// softmax of one key block overlapping the gemm of the one before.
+// shared tile, (overlap) the loop takes FlashAttention-3's order, the
+// softmax of one key block overlapping the gemm of the one before, and
+// (pingpong) the warpgroups issue the loop's gemms in turn, one warpgroup's
+// softmax overlapping the next one's gemms.
 #include "mha/mha.h"
 
 #include <cmath>
@@ -16,7 +18,7 @@ using namespace tl::dsl;
 
 Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                       int block_N, int threads, int num_stages, bool allow_wgmma,
-                      bool producer_warpgroup, bool stage_O, bool overlap) {
+                      bool producer_warpgroup, bool stage_O, bool overlap, bool pingpong) {
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const DType dtype = f16;
@@ -71,8 +73,15 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
 
     Expr loop_range =
         is_causal ? ceildiv((bx + 1) * block_M, block_N) : Expr(ceildiv(seq_len, block_N));
-    // S = Q K^T of key block k into acc_s, from K's tile `keys`, masked.
-    auto scores = [&](Expr k, Buffer keys, int wg_wait) {
+    // The loop's gemms, issued by one warpgroup at a time with `pingpong`.
+    auto issue = [&](const std::function<void()> &gemms) {
+      if (pingpong)
+        tl::dsl::pingpong(gemms);
+      else
+        gemms();
+    };
+    // acc_s's start for key block k: 0, or -inf where the key is masked.
+    auto mask = [&](Expr k) {
       if (is_causal) {
         // Block k has keys past some query of this block iff its last key
         // k*N + N-1 is past the first query bx*M.
@@ -98,6 +107,9 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
       } else {
         clear(acc_s);
       }
+    };
+    // S = Q K^T of key block k into acc_s, from K's tile `keys`, masked.
+    auto scoresGemm = [&](Buffer keys, int wg_wait) {
       gemm(Q_shared, keys, acc_s,
            {.transpose_B = true,
             .policy = GemmWarpPolicy::FullRow,
@@ -132,7 +144,11 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
     if (!overlap) {
       pipelined(loop_range, num_stages, [&](Expr k) {
         copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
-        scores(k, K_shared, 0);
+        mask(k);
+        // In turns the gemm only issues (FlashAttention-3's), waited for after.
+        issue([&] { scoresGemm(K_shared, pingpong ? -1 : 0); });
+        if (pingpong)
+          wait_wgmma(0);
         copy(V(bz, slice(k * block_N, block_N), by, all), V_shared);
         softmax();
         rescale();
@@ -152,7 +168,8 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
       // the loop's tiles', dead then).
       Buffer K_first = alloc_shared({block_N, dim}, dtype);
       copy(K(bz, slice(0, block_N), by, all), K_first);
-      scores(0, K_first, 0);
+      mask(0);
+      scoresGemm(K_first, 0);
       softmax();
       exponentiate();
       sum();
@@ -160,8 +177,11 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
       pipelined(1, loop_range, num_stages, [&](Expr k) {
         copy(K(bz, slice(k * block_N, block_N), by, all), K_shared);
         copy(V(bz, slice((k - 1) * block_N, block_N), by, all), V_shared);
-        scores(k, K_shared, -1);
-        values(V_shared, -1);
+        mask(k);
+        issue([&] {
+          scoresGemm(K_shared, -1);
+          values(V_shared, -1);
+        });
         wait_wgmma(1); // S(k) is in; P(k-1) V(k-1) still runs
         softmax();
         exponentiate();

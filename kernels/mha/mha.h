@@ -30,10 +30,15 @@ namespace tl::kernels::mha {
 /// waits for S(k), runs its softmax while P V runs on the tensor cores, then
 /// waits for P V and rescales O (on sm_90a's wgmma path; elsewhere the same
 /// results in the same loop order, the gemms completing where they stand).
+/// `pingpong` (FlashAttention-3's pingpong): the warpgroups issue the loop's
+/// gemms in turn (tl::dsl::pingpong; the plain loop's S = Q K^T, the
+/// overlapped loop's S(k) and P(k-1) V(k-1)), so that one warpgroup's
+/// softmax runs while the next one's gemms take the tensor cores (on
+/// sm_90a's wgmma path with two warpgroups or more; elsewhere nothing changes).
 dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
                            bool allow_wgmma = false, bool producer_warpgroup = false,
-                           bool stage_O = false, bool overlap = false);
+                           bool stage_O = false, bool overlap = false, bool pingpong = false);
 
 /// Delta = rowsum(O * dO)               (out_idx = [2])
 /// `zero_dq` (not the reference's): it also zeroes the dQ accumulator (a

@@ -398,3 +398,59 @@ func.func @wait_wgmma_pending() {
   }
   return
 }
+
+// -----
+
+func.func @pingpong_not_gemm() {
+  tl.kernel grid [1] threads 256 {
+  ^bb0(%bx: index):
+    %zero = arith.constant 0.0 : f32
+    %c = tl.alloc_fragment : memref<128x64xf32, #tl.scope<fragment>>
+    tl.pingpong {
+      // expected-error @+1 {{cannot be in a tl.pingpong: its body holds gemms only}}
+      tl.fill %c, %zero : memref<128x64xf32, #tl.scope<fragment>>, f32
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pingpong_empty() {
+  tl.kernel grid [1] threads 256 {
+  ^bb0(%bx: index):
+    // expected-error @+1 {{has an empty body; it orders the issue of gemms}}
+    tl.pingpong {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pingpong_nested() {
+  tl.kernel grid [1] threads 256 {
+  ^bb0(%bx: index):
+    tl.pingpong {
+      // expected-error @+1 {{cannot be inside another tl.pingpong}}
+      tl.pingpong {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pingpong_in_parallel() {
+  tl.kernel grid [1] threads 256 {
+  ^bb0(%bx: index):
+    tl.parallel [4] {
+    ^bb0(%i: index):
+      // expected-error @+1 {{orders whole warpgroups, so it cannot be inside a tl.parallel}}
+      tl.pingpong {
+      }
+    }
+  }
+  return
+}

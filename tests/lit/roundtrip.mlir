@@ -33,6 +33,13 @@ func.func @all_ops(%Q: memref<2x128x4x64xf16> {tl.name = "Q"},
     ^bb0(%k: index):
       // CHECK: tl.gemm {{.*}} {clear_accum, policy = #tl.policy<FullRow>, transpose_b}
       tl.gemm %qs, %qs, %acc {policy = #tl.policy<FullRow>, transpose_b, clear_accum} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+      // CHECK: tl.pingpong {
+      // CHECK-NEXT: tl.gemm {{.*}}wg_wait = -1
+      tl.pingpong {
+        tl.gemm %qs, %qs, %acc {wg_wait = -1} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+      }
+      // CHECK: tl.wait_wgmma 0
+      tl.wait_wgmma 0
     }
     // CHECK: tl.reduce max %{{.*}} -> %{{.*}} {clear = false, dim = 1 : i64}
     tl.reduce max %acc -> %row {dim = 1 : i64, clear = false} : memref<64x64xf32, #tl.scope<fragment>> -> memref<64xf32, #tl.scope<fragment>>

@@ -271,6 +271,34 @@ TEST_CASE("MHA forward in FlashAttention-3's order (overlap)", "[mha][small]") {
     }
 }
 
+TEST_CASE("MHA forward with its warpgroups issuing the gemms in turn (pingpong)", "[mha][small]") {
+  // On sm_90a with two warpgroups (128-row blocks): the plain loop with and
+  // without a producer warpgroup, and the overlapped loop (whose loop runs no
+  // iteration at S = 48: the chain of turns starts and ends with none taken);
+  // ragged ends and causal blocks whose loops differ in length. Elsewhere
+  // (one warpgroup, mma.sync, the CPU) the gemms issue where they stand.
+  for (int dim : {128, 256})
+    for (bool causal : {false, true})
+      for (int variant : {0, 1, 2}) { // plain, producer, overlapped
+        if (dim == 256 && variant == 2)
+          continue; // (the overlapped loop is D = 256's tuned one: below)
+        mha::AttentionConfig config = mha::tunedConfig(dim, causal, 4096);
+        config.fwdBlockM = 128, config.fwdBlockN = 64, config.fwdThreads = 256;
+        config.fwdWgmma = config.fwdPingpong = true;
+        config.fwdProducer = variant == 1;
+        config.fwdOverlap = variant == 2;
+        config.fwdStages = variant == 1 && dim != 256 ? 2 : 1; // (D = 256: one copy more fits)
+        config.fwdStageO = variant != 1;
+        checkMHA(1, 2, 256, dim, causal, config);
+        checkMHA(1, 2, 200, dim, causal, config);
+        if (variant == 2)
+          checkMHA(1, 1, 48, dim, causal, config);
+      }
+  mha::AttentionConfig wide = mha::tunedConfig(256, false, 4096); // overlapped, 128x64
+  wide.fwdPingpong = true;
+  checkMHA(1, 2, 200, 256, true, wide);
+}
+
 TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)",
           "[mha][small]") {
   for (auto [blockM, blockN, threads] : {std::tuple{64, 32, 128}, std::tuple{128, 64, 256}}) {

@@ -152,6 +152,35 @@ TEST_CASE("in_turn inside a parallel loop", "[misuse]") {
   }, line, "waits for the whole block, so it cannot be inside a tl.parallel", kFile);
 }
 
+TEST_CASE("pingpong around something other than gemms", "[misuse]") {
+  // The turns order whole warpgroups: a fill in a turn is an error at the
+  // fill's line, a pingpong in a parallel loop at the pingpong's.
+  int line = 0;
+  expectError([&] {
+    Program p("t");
+    p.kernel({1}, 256, [&](Expr) {
+      Buffer acc = alloc_fragment({128, 64}, f32);
+      pingpong([&] {
+        line = __LINE__; clear(acc);
+      });
+    });
+  }, line, "cannot be in a tl.pingpong: its body holds gemms only", kFile);
+  expectError([&] {
+    Program p("t");
+    p.kernel({1}, 256, [&](Expr) {
+      parallel({4}, [&](Expr) {
+        line = __LINE__; pingpong([&] {});
+      });
+    });
+  }, line, "orders whole warpgroups, so it cannot be inside a tl.parallel", kFile);
+  expectError([&] {
+    Program p("t");
+    p.kernel({1}, 256, [&](Expr) {
+      line = __LINE__; pingpong([&] {});
+    });
+  }, line, "has an empty body; it orders the issue of gemms", kFile);
+}
+
 TEST_CASE("last_to_arrive on a counter that is not an i32 tensor", "[misuse]") {
   int line = 0;
   expectError([&] {

@@ -18,7 +18,8 @@
 //   tl-bench-gpu [--fwd M,N,THREADS,STAGES] [--bwd|--bwd-staged M,N,THREADS,STAGES]
 //                [--autotune[=forward|backward]] [--autotune-warm] [--deterministic]
 //                [--stage-o=0|1]
-//                [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1]
+//                [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1]
+//                [--bwd-producer=0|1] [--dq-tile=0|1]
 //                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
 // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not (AttentionConfig::bwdWgmma).
@@ -36,6 +37,10 @@
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
 // (AttentionConfig::fwdOverlap).
+// --pingpong=0|1: the forward's warpgroups issue its gemms in turn or not
+// (AttentionConfig::fwdPingpong).
+// --fwd-producer=0|1: the forward's K and V loaded by a producer warpgroup or not
+// (AttentionConfig::fwdProducer).
 // --autotune: tl::autotune picks the forward's and the backward main kernel's
 // configurations (=forward, =backward: one of them) per shape from the spaces below (every
 // candidate's time is printed, "peer": "tlc-candidate"), then the winners run as above.
@@ -80,6 +85,8 @@ bool deterministic = false; // --deterministic: dQ summed in key-block order
 bool coldL2Autotune = true; // --autotune-warm: the autotuner times on a warm L2 (as before)
 int stageO = -1;            // --stage-o=0|1: the forward's O through a shared tile or not
 int overlap = -1;           // --overlap=0|1: the forward's softmax overlapping its P V gemm or not
+int pingpong = -1;          // --pingpong=0|1: the forward's warpgroups issuing its gemms in turn
+int fwdProducer = -1;       // --fwd-producer=0|1: the forward's loads by a producer warpgroup
 int bwdWgmma = -1;          // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not
 int bwdProducer = -1; // --bwd-producer=0|1: the staged backward's loads by a producer warpgroup
 int dqTile = -1;            // --dq-tile=0|1: dQ added a tile at a time or not
@@ -100,6 +107,12 @@ mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = fal
 mha::AttentionConfig fwdOverlapped(int m, int n, int threads, int stages) {
   mha::AttentionConfig c = fwd(m, n, threads, stages, true);
   c.fwdOverlap = true;
+  return c;
+}
+
+/// `c` with its warpgroups issuing the loop's gemms in turn (fwdPingpong).
+mha::AttentionConfig fwdPingpong(mha::AttentionConfig c) {
+  c.fwdPingpong = true;
   return c;
 }
 
@@ -152,7 +165,10 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(64, 32, 128, 1, true),
             fwd(64, 128, 128, 1, true),
             fwd(64, 64, 128, 2, true, true),
-            fwd(64, 64, 128, 3, true, true)};
+            fwd(64, 64, 128, 3, true, true),
+            fwdPingpong(fwd(128, 64, 256, 1, true)),
+            fwdPingpong(fwdOverlapped(128, 128, 256, 1)),
+            fwdPingpong(fwd(128, 128, 256, 2, true, true))};
   if (D == 128)
     return {fwdOverlapped(64, 64, 128, 1),
             fwdOverlapped(64, 48, 128, 1),
@@ -180,13 +196,29 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(64, 64, 128, 1, true),
             fwd(64, 64, 128, 2, true),
             fwd(64, 64, 128, 2, true, true),
-            fwd(64, 64, 128, 3, true, true)};
-  return {fwdOverlapped(128, 64, 256, 1), fwdOverlapped(64, 64, 128, 1),
-          fwdOverlapped(128, 32, 256, 1), fwdOverlapped(64, 32, 128, 1),
-          fwd(128, 64, 256, 1),           fwd(64, 64, 128, 1),
-          fwd(128, 32, 256, 1),           fwd(64, 32, 128, 2),
-          fwd(128, 64, 256, 1, true),     fwd(64, 64, 128, 1, true),
-          fwd(128, 32, 256, 1, true),     fwd(128, 64, 256, 1, true, true)};
+            fwd(64, 64, 128, 3, true, true),
+            fwd(128, 64, 256, 2, true, true),
+            fwd(128, 128, 256, 2, true, true),
+            fwdPingpong(fwd(128, 64, 256, 2, true, true)),
+            fwdPingpong(fwd(128, 128, 256, 2, true, true)),
+            fwdPingpong(fwd(128, 64, 256, 1, true)),
+            fwdPingpong(fwdOverlapped(128, 64, 256, 1)),
+            fwdPingpong(fwdOverlapped(128, 128, 256, 1))};
+  return {fwdOverlapped(128, 64, 256, 1),
+          fwdOverlapped(64, 64, 128, 1),
+          fwdOverlapped(128, 32, 256, 1),
+          fwdOverlapped(64, 32, 128, 1),
+          fwd(128, 64, 256, 1),
+          fwd(64, 64, 128, 1),
+          fwd(128, 32, 256, 1),
+          fwd(64, 32, 128, 2),
+          fwd(128, 64, 256, 1, true),
+          fwd(64, 64, 128, 1, true),
+          fwd(128, 32, 256, 1, true),
+          fwd(128, 64, 256, 1, true, true),
+          fwdPingpong(fwdOverlapped(128, 64, 256, 1)),
+          fwdPingpong(fwd(128, 64, 256, 1, true)),
+          fwdPingpong(fwd(128, 64, 256, 1, true, true))};
 }
 
 /// The backward main kernel's configurations --autotune tries for a head dim
@@ -237,7 +269,8 @@ std::string forwardText(const mha::AttentionConfig &c) {
   return std::to_string(c.fwdBlockM) + "x" + std::to_string(c.fwdBlockN) + "/" +
          std::to_string(c.fwdThreads) + "/s" + std::to_string(c.fwdStages) +
          (c.fwdWgmma ? " wgmma" : "") + (c.fwdProducer ? " producer" : "") +
-         (c.fwdStageO ? " stage-O" : "") + (c.fwdOverlap ? " overlap" : "");
+         (c.fwdStageO ? " stage-O" : "") + (c.fwdOverlap ? " overlap" : "") +
+         (c.fwdPingpong ? " pingpong" : "");
 }
 
 std::string backwardText(const mha::AttentionConfig &c) {
@@ -302,7 +335,7 @@ void run(const Shape &s, bool causal) {
         {&Q, &K, &V}, forwardText);
     c.fwdBlockM = f.fwdBlockM, c.fwdBlockN = f.fwdBlockN, c.fwdThreads = f.fwdThreads,
     c.fwdStages = f.fwdStages, c.fwdWgmma = f.fwdWgmma, c.fwdProducer = f.fwdProducer,
-    c.fwdStageO = f.fwdStageO, c.fwdOverlap = f.fwdOverlap;
+    c.fwdStageO = f.fwdStageO, c.fwdOverlap = f.fwdOverlap, c.fwdPingpong = f.fwdPingpong;
   }
   if (autotuneBackward) {
     mha::AttentionConfig b = tuned(
@@ -329,6 +362,10 @@ void run(const Shape &s, bool causal) {
     c.fwdStageO = stageO == 1;
   if (overlap >= 0)
     c.fwdOverlap = overlap == 1;
+  if (pingpong >= 0)
+    c.fwdPingpong = pingpong == 1;
+  if (fwdProducer >= 0)
+    c.fwdProducer = fwdProducer == 1;
   if (bwdWgmma >= 0)
     c.bwdWgmma = bwdWgmma == 1;
   if (bwdProducer >= 0)
@@ -426,6 +463,7 @@ int main(int argc, char **argv) {
     }
     const std::pair<std::string, int *> switches[] = {
         {"--stage-o", &stageO},           {"--overlap", &overlap},
+        {"--pingpong", &pingpong},        {"--fwd-producer", &fwdProducer},
         {"--dq-tile", &dqTile},           {"--convert-dq", &convertDq},
         {"--bwd-wgmma", &bwdWgmma},       {"--dq-mma-tiles", &dqMmaTiles},
         {"--bwd-producer", &bwdProducer}, {"--bwd-keys-fastest", &keysFastest}};
@@ -450,7 +488,8 @@ int main(int argc, char **argv) {
           stderr,
           "usage: tl-bench-gpu [--fwd M,N,T,S] [--bwd|--bwd-staged M,N,T,S] "
           "[--autotune[=forward|backward]] [--autotune-warm] [--deterministic] "
-          "[--stage-o=0|1] [--overlap=0|1] [--bwd-wgmma=0|1] [--bwd-producer=0|1] [--dq-tile=0|1] "
+          "[--stage-o=0|1] [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1] "
+          "[--bwd-producer=0|1] [--dq-tile=0|1] "
           "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] [B,H,S,D ...]\n");
       return 2;
     }

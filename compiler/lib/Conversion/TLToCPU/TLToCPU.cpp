@@ -230,6 +230,16 @@ struct EraseWaitWgmma : OpRewritePattern<WaitWgmmaOp> {
   }
 };
 
+/// One thread runs a CPU block: the pingpong's turns are in order already.
+struct InlinePingpong : OpRewritePattern<PingpongOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PingpongOp op, PatternRewriter &rewriter) const override {
+    rewriter.inlineBlockBefore(&op.getBody().front(), op);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// The kernel's body becomes the function's body; block indices become
 /// trailing index arguments.
 LogicalResult outlineKernel(KernelOp kernel) {
@@ -272,8 +282,8 @@ struct ConvertTLToCPUPass : public tl::impl::ConvertTLToCPUBase<ConvertTLToCPUPa
     RewritePatternSet patterns(&getContext());
     patterns.add<AllocToAlloca<AllocSharedOp>, AllocToAlloca<AllocFragmentOp>,
                  AllocToAlloca<AllocLocalOp>, FillToLoops, ParallelToLoops, PipelinedToLoop,
-                 InTurnToCall, LastToArriveToAtomic, EraseAnnotateLayout, EraseWaitWgmma>(
-        &getContext());
+                 InTurnToCall, LastToArriveToAtomic, EraseAnnotateLayout, EraseWaitWgmma,
+                 InlinePingpong>(&getContext());
     populateTileOpsToLoopsPatterns(patterns, layouts);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

@@ -671,6 +671,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerInTurn(inTurn);
   if (auto last = dyn_cast<LastToArriveOp>(op))
     return lowerLastToArrive(last);
+  if (auto pingpong = dyn_cast<PingpongOp>(op))
+    return lowerPingpong(pingpong);
   if (auto atomic = dyn_cast<AtomicAddOp>(op)) {
     // Outside a parallel loop: one thread does it.
     Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,

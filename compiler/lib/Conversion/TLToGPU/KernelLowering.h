@@ -279,6 +279,17 @@ private:
   /// (acquire and release); a barrier ORs whether it read the last count,
   /// and the block that did runs the body. LowerBlockCounters.cpp.
   LogicalResult lowerLastToArrive(LastToArriveOp op);
+  /// tl.pingpong: the body's gemms issued between a bar.sync on the
+  /// warpgroup's own barrier and a bar.arrive on the next one's, where they
+  /// take wgmma and the kernel has two whole warpgroups or more; the body
+  /// where it stands otherwise. LowerPingpong.cpp.
+  LogicalResult lowerPingpong(PingpongOp op);
+  /// The named barrier of the warpgroup `offset` after the thread's own
+  /// (mod the warpgroups), as an i32 id. LowerPingpong.cpp.
+  Value pingpongBarrier(Location loc, int64_t offset);
+  /// Starts the pingpong chain before `top` (a kernel-level op) and ends it
+  /// after, once per op. LowerPingpong.cpp.
+  void chainPingpongTurns(Operation *top);
   /// A block counter element's global address and whether its indices lie
   /// inside the counter (the address is then the counter's first element).
   std::pair<Value, Value> counterPointer(Location loc, Value counter, ValueRange indices);
@@ -679,6 +690,11 @@ private:
   /// Registers a producer warpgroup thread keeps (setmaxnreg.dec), and what
   /// that leaves each consumer thread (setmaxnreg.inc).
   static constexpr int32_t kProducerRegisters = 24;
+  /// The first named barrier of tl.pingpong's turns, one per warpgroup
+  /// after 0 (every thread) and 1 (the consumers of a producer warpgroup).
+  static constexpr int32_t kPingpongBarriers = 2;
+  /// Kernel-level ops around which a pingpong chain starts and ends.
+  llvm::SmallPtrSet<Operation *, 2> pingpongChains;
   int32_t consumerRegisters() const;
   /// Whether the kernel moves registers so (more than 256 threads).
   bool movesRegisters() const;

@@ -294,7 +294,8 @@ LogicalResult KernelLowering::checkWhileInFlight(Operation *op) {
     return fail("touches a fragment of a gemm still in flight: wait_wgmma first");
   // Register work on other fragments, and more gemms; no shared memory
   // written (the gemms in flight read their tiles).
-  bool registerWork = isa<GemmOp, AllocFragmentOp, AllocLocalOp, AllocSharedOp>(op) ||
+  // (A tl.pingpong's gemms are checked one by one as they are lowered.)
+  bool registerWork = isa<GemmOp, PingpongOp, AllocFragmentOp, AllocLocalOp, AllocSharedOp>(op) ||
                       (isa<ParallelOp>(op) && !bodyTouches(op, /*fragmentsNotShared=*/false));
   if (auto reduce = dyn_cast<ReduceOp>(op))
     registerWork = fragments.count(reduce.getSrc()) && fragments.count(reduce.getDst()) &&

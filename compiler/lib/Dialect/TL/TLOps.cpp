@@ -568,6 +568,29 @@ LogicalResult InTurnOp::verify() {
   return verifyBlockCounter(*this, getCounter(), getIndices(), getBody().front(), "turn counter");
 }
 
+LogicalResult PingpongOp::verify() {
+  // Its lowering orders whole warpgroups: a thread of a parallel loop cannot
+  // take a turn, and turns inside turns would wait for themselves.
+  if ((*this)->getParentOfType<ParallelOp>())
+    return emitOpError("orders whole warpgroups, so it cannot be inside a tl.parallel");
+  if ((*this)->getParentOfType<PingpongOp>())
+    return emitOpError("cannot be inside another tl.pingpong (a warpgroup takes one turn at a "
+                       "time)");
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 0)
+    return emitOpError("body takes no arguments");
+  if (body.empty())
+    return emitOpError("has an empty body; it orders the issue of gemms");
+  // Only gemms: anything that meets the block at a barrier (a copy through
+  // shared memory, a reduction across warps) would wait for warpgroups that
+  // wait for this one's turn.
+  for (Operation &op : body)
+    if (!isa<GemmOp, PingpongOp>(op)) // (a pingpong in it refuses itself)
+      return op.emitOpError("cannot be in a tl.pingpong: its body holds gemms only (whose "
+                            "issue it orders); move this before or after it");
+  return verifyInsideKernel(*this);
+}
+
 LogicalResult LastToArriveOp::verify() {
   // The block that runs the body arrived last; inside another body, which
   // only the last block runs, the others would never arrive.

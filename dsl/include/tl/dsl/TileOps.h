@@ -94,6 +94,7 @@ void inTurn(const Access &counter, const Expr &turn, const Expr &next, int arity
             SourceLoc loc);
 void lastToArrive(const Access &counter, const Expr &arrivals, int arity, const Body &body,
                   SourceLoc loc);
+void pingpong(int arity, const Body &body, SourceLoc loc);
 } // namespace detail
 
 /// Element-wise loop nest over `extents` (T.Parallel); the body takes one
@@ -148,6 +149,19 @@ template <typename F>
 void in_turn(const Access &counter, const Expr &turn, const Expr &next, F &&body,
              SourceLoc loc = SourceLoc::current()) {
   detail::inTurn(counter, turn, next, detail::bodyArity<F>(), detail::makeBody(body), loc);
+}
+
+/// FlashAttention-3's pingpong: the block's warpgroups issue the gemms of
+/// `body` one warpgroup at a time, round robin (warpgroup 0 first, each
+/// letting the next go once its gemms are issued). Left in flight
+/// (wg_wait = -1) and waited for after the body, one warpgroup's gemms then
+/// take the tensor cores while the others run their softmax, instead of all
+/// warpgroups issuing at once and then all leaving the tensor cores idle.
+/// The body holds gemms only (anything else is an error at its line). Where
+/// the kernel has fewer than two whole warpgroups (or on the CPU backend)
+/// the body runs where it stands. The body takes no arguments.
+template <typename F> void pingpong(F &&body, SourceLoc loc = SourceLoc::current()) {
+  detail::pingpong(detail::bodyArity<F>(), detail::makeBody(body), loc);
 }
 
 /// Runs `body` in the block that arrives last: each block that reaches it

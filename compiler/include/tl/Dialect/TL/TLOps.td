@@ -212,6 +212,26 @@ def TL_AtomicAddTileOp : TL_Op<"atomic_add_tile", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def TL_PingpongOp : TL_Op<"pingpong", [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "the block's warpgroups issue the body's gemms one at a time, in turn";
+  let description = [{
+    FlashAttention-3's pingpong between consumer warpgroups: warpgroup w
+    waits for warpgroup w - 1 to have issued its part of the body, issues its
+    own, and lets warpgroup w + 1 go (round robin; the last hands over to the
+    first). With the gemms left in flight (wg_wait = -1) and waited for after
+    the body, one warpgroup's softmax then runs while the next one's gemms
+    take the tensor cores. The body holds gemms only. Every warpgroup takes
+    every turn (the kernel's control flow does not depend on the thread), so
+    the turns form one chain per kernel: before the outermost loop around the
+    first tl.pingpong, warpgroup 0 is let go; after it, the last warpgroup's
+    hand-over is taken. Where the kernel has fewer than two whole warpgroups
+    (or on the CPU) the body runs where it stands.
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword custom<Body>($body)";
+  let hasVerifier = 1;
+}
+
 def TL_InTurnOp : TL_Op<"in_turn", [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
   let summary = "run the body when a global turn counter reaches this block's turn";
   let description = [{
