@@ -58,8 +58,9 @@ func.func @straight(%A: memref<128x64xf16>, %B: memref<64x128xf16>, %C: memref<1
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: scf.yield
-// CHECK: nvvm.barrier id = %c2_i32{{.*}} number_of_threads = %c256_i32
+// CHECK: }
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: nvvm.barrier id = %c2_i32 number_of_threads = %c256_i32
 // CHECK: nvvm.setmaxregister  decrease 24
 // PROVEN-LABEL: gpu.func @producer_loop
 func.func @producer_loop(%A: memref<128x256xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
