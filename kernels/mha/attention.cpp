@@ -116,6 +116,12 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // the search chose the plain 64x64 on one warpgroup, 2.8% ahead in one
     // run: not a rule of its own)
     // (results/2026-12-04-h200-session27.md).
+    // Not pingpong (fwdPingpong: the two warpgroups issuing S = Q K^T in
+    // turn): side by side in session 29 it took 0.9-2.7% more warm time at
+    // D = 128 from S = 4096 and 0.4-6.4% from 512, 7.5-13% more at D = 256
+    // (two blocks a SM interleave their warpgroups already); the one-block
+    // forwards with a producer warpgroup, pingpong or not, were 7-33% slower
+    // (results/2026-12-04-h200-session29.md).
     if (dim == 128)
       c.fwdBlockM = 128, c.fwdThreads = 256;
     // Causal below S = 1024, 64-row blocks on one warpgroup two stages ahead:
