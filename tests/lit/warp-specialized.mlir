@@ -1,6 +1,7 @@
 // RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines -split-input-file | FileCheck %s --check-prefix=PLAN
 // RUN: tl-opt %s --tl-gpu-lowering=wgmma=true -split-input-file | FileCheck %s
 // RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines --tl-plan-tma-copies -split-input-file | FileCheck %s --check-prefix=HANDOFF
+// RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines --tl-plan-tma-copies --tl-plan-shared-memory -split-input-file | FileCheck %s --check-prefix=PLACED
 // A TMA loop with its wgmma batches in flight, directly in the kernel body,
 // after every use of the shared tiles, in a kernel taking more than half of
 // the shared memory (here 4 x 32 KiB), gets a producer warpgroup: the kernel
@@ -515,6 +516,46 @@ func.func @in_turn_math_after_add(%A: memref<256x64xf16>, %Acc: memref<256x64xf3
         %dead = arith.addi %k0, %c1 : index
       }
     }
+  }
+  return
+}
+
+// -----
+
+// use_producer_warpgroup with a tile used only before the loop (the
+// overlapped attention forward's first K tile): the loop takes the producer,
+// and its rotating tile lives from the kernel's start, so %first does not
+// share its bytes (it would have taken offset 0 without the producer: the
+// producer fills %b while the consumers still read %first).
+// PLAN-LABEL: func.func @tile_used_only_before
+// PLAN: tl.pipelined {{.*}} attributes {tl.tma_loads, tl.warp_specialized} {
+// PLACED-LABEL: func.func @tile_used_only_before
+// PLACED: tl.alloc_shared {tl.offset = 49152 : i64} : memref<64x64xf16
+// PLACED-NEXT: tl.alloc_shared {tl.offset = 32768 : i64} : memref<64x128xf16
+// PLACED-NEXT: tl.alloc_shared {tl.offset = 0 : i64, tl.rotating_copies = 2 : i64} : memref<64x128xf16
+// CHECK-LABEL: gpu.func @tile_used_only_before
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+func.func @tile_used_only_before(%A: memref<64x256xf16>, %B: memref<256x128xf16>, %C: memref<64x128xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 attributes {tl.producer_warpgroup} {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %first = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x128xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x128xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x256xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 128] to %first[%c0, %c0] [64, 128] : memref<256x128xf16> to memref<64x128xf16, #tl.scope<shared>>
+    tl.gemm %a, %first, %c {clear_accum} : memref<64x64xf16, #tl.scope<shared>>, memref<64x128xf16, #tl.scope<shared>>, memref<64x128xf32, #tl.scope<fragment>>
+    tl.pipelined %c1 to %c4 stages 1 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c64 : index
+      tl.copy %B[%k0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<256x128xf16> to memref<64x128xf16, #tl.scope<shared>>
+      tl.gemm %a, %b, %c : memref<64x64xf16, #tl.scope<shared>>, memref<64x128xf16, #tl.scope<shared>>, memref<64x128xf32, #tl.scope<fragment>>
+    }
+    tl.copy %c[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tl.scope<fragment>> to memref<64x128xf32>
   }
   return
 }

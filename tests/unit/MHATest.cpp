@@ -205,13 +205,19 @@ TEST_CASE("MHA forward with a producer warpgroup loading K and V (use_producer_w
     for (bool causal : {false, true}) {
       mha::AttentionConfig config = mha::tunedConfig(dim, causal);
       config.fwdWgmma = config.fwdProducer = true;
-      config.fwdOverlap = false; // the producer takes the plain loop only
+      config.fwdOverlap = false;
       if (dim == 128)
         config.fwdBlockN = 64; // as measured with a producer (session 12)
       if (dim != 256)
         config.fwdStages = 2; // three rotating copies of K and V
       checkMHA(1, 2, 256, dim, causal, config);
       checkMHA(1, 2, 200, dim, causal, config); // ragged: boxes past the end read zeros
+      // FlashAttention-3's loop order with the producer (since session 29):
+      // key block 0's K tile, loaded before the loop, has bytes of its own.
+      config.fwdOverlap = true;
+      checkMHA(1, 2, 256, dim, causal, config);
+      checkMHA(1, 2, 200, dim, causal, config);
+      checkMHA(1, 1, 48, dim, causal, config); // the loop runs no iteration
     }
 }
 
@@ -226,7 +232,7 @@ TEST_CASE("MHA forward writing O through a shared tile (stage_O)", "[mha][small]
         config.fwdStageO = true;
         if (producer) {
           config.fwdWgmma = config.fwdProducer = true;
-          config.fwdOverlap = false; // the producer takes the plain loop only
+          config.fwdOverlap = false; // (with the overlapped loop: the test above)
           if (dim == 128)
             config.fwdBlockN = 64; // as measured with a producer (session 12)
           if (dim != 256)
@@ -272,26 +278,28 @@ TEST_CASE("MHA forward in FlashAttention-3's order (overlap)", "[mha][small]") {
 }
 
 TEST_CASE("MHA forward with its warpgroups issuing the gemms in turn (pingpong)", "[mha][small]") {
-  // On sm_90a with two warpgroups (128-row blocks): the plain loop with and
-  // without a producer warpgroup, and the overlapped loop (whose loop runs no
-  // iteration at S = 48: the chain of turns starts and ends with none taken);
+  // On sm_90a with two warpgroups (128-row blocks): the plain loop and the
+  // overlapped one (whose loop runs no iteration at S = 48: the chain of
+  // turns starts and ends with none taken), each with and without a producer
+  // warpgroup;
   // ragged ends and causal blocks whose loops differ in length. Elsewhere
   // (one warpgroup, mma.sync, the CPU) the gemms issue where they stand.
   for (int dim : {128, 256})
     for (bool causal : {false, true})
-      for (int variant : {0, 1, 2}) { // plain, producer, overlapped
+      for (int variant : {0, 1, 2, 3}) { // plain, producer, overlapped, both
         if (dim == 256 && variant == 2)
           continue; // (the overlapped loop is D = 256's tuned one: below)
         mha::AttentionConfig config = mha::tunedConfig(dim, causal, 4096);
         config.fwdBlockM = 128, config.fwdBlockN = 64, config.fwdThreads = 256;
         config.fwdWgmma = config.fwdPingpong = true;
-        config.fwdProducer = variant == 1;
-        config.fwdOverlap = variant == 2;
-        config.fwdStages = variant == 1 && dim != 256 ? 2 : 1; // (D = 256: one copy more fits)
-        config.fwdStageO = variant != 1;
+        config.fwdProducer = variant == 1 || variant == 3;
+        config.fwdOverlap = variant >= 2;
+        // (D = 256: no room for a third copy of K and V with the producer.)
+        config.fwdStages = config.fwdProducer && dim != 256 ? 2 : 1;
+        config.fwdStageO = !config.fwdProducer;
         checkMHA(1, 2, 256, dim, causal, config);
         checkMHA(1, 2, 200, dim, causal, config);
-        if (variant == 2)
+        if (config.fwdOverlap)
           checkMHA(1, 1, 48, dim, causal, config);
       }
   mha::AttentionConfig wide = mha::tunedConfig(256, false, 4096); // overlapped, 128x64

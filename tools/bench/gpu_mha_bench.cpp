@@ -104,8 +104,8 @@ mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = fal
 }
 
 /// A wgmma forward whose loop takes FlashAttention-3's order (fwdOverlap).
-mha::AttentionConfig fwdOverlapped(int m, int n, int threads, int stages) {
-  mha::AttentionConfig c = fwd(m, n, threads, stages, true);
+mha::AttentionConfig fwdOverlapped(int m, int n, int threads, int stages, bool producer = false) {
+  mha::AttentionConfig c = fwd(m, n, threads, stages, true, producer);
   c.fwdOverlap = true;
   return c;
 }
@@ -203,7 +203,11 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwdPingpong(fwd(128, 128, 256, 2, true, true)),
             fwdPingpong(fwd(128, 64, 256, 1, true)),
             fwdPingpong(fwdOverlapped(128, 64, 256, 1)),
-            fwdPingpong(fwdOverlapped(128, 128, 256, 1))};
+            fwdPingpong(fwdOverlapped(128, 128, 256, 1)),
+            fwdOverlapped(128, 64, 256, 2, true),
+            fwdOverlapped(128, 128, 256, 1, true),
+            fwdPingpong(fwdOverlapped(128, 64, 256, 2, true)),
+            fwdPingpong(fwdOverlapped(128, 128, 256, 1, true))};
   return {fwdOverlapped(128, 64, 256, 1),
           fwdOverlapped(64, 64, 128, 1),
           fwdOverlapped(128, 32, 256, 1),
@@ -218,7 +222,9 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
           fwd(128, 64, 256, 1, true, true),
           fwdPingpong(fwdOverlapped(128, 64, 256, 1)),
           fwdPingpong(fwd(128, 64, 256, 1, true)),
-          fwdPingpong(fwd(128, 64, 256, 1, true, true))};
+          fwdPingpong(fwd(128, 64, 256, 1, true, true)),
+          fwdOverlapped(128, 64, 256, 1, true),
+          fwdPingpong(fwdOverlapped(128, 64, 256, 1, true))};
 }
 
 /// The backward main kernel's configurations --autotune tries for a head dim

@@ -252,10 +252,13 @@ void leavesOutside(Value value, Block &body, SmallVectorImpl<Value> &leaves, int
 /// See PipelinePlan.h: a TMA loop with its wgmma batches in flight (any TMA
 /// loop where the kernel asks for a producer warpgroup), directly in the
 /// kernel body, whose bounds and load offsets a producer warpgroup can
-/// compute at the kernel's start, and whose tiles no op before it touches
-/// (the producer loads while the consumers run what precedes the loop; a
-/// tile they use before it must live through it, so that no rotating tile
-/// shares its bytes).
+/// compute at the kernel's start, and whose rotating tiles no op before it
+/// touches (the producer loads into them while the consumers run what
+/// precedes the loop). Other tiles may be used before it where the kernel
+/// asks for the producer (use_producer_warpgroup): tl-plan-shared-memory
+/// keeps a warp-specialised loop's rotating tiles live from the kernel's
+/// start, so none of those shares their bytes (Q, and the overlapped
+/// attention forward's first K tile, used only before the loop).
 bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &plan,
                        const llvm::DenseMap<Value, int64_t> &buffers, bool requested) {
   // The producer warpgroup's registers are allocated at launch: a kernel
@@ -283,15 +286,14 @@ bool warpSpecializable(KernelOp kernel, PipelinedOp loop, const PipelinePlan &pl
     rotating.insert(copy.getDst());
   bool untouchedBefore = true;
   kernel.walk([&](AllocSharedOp alloc) {
-    bool before = false, inLoop = false;
+    bool before = false;
     for (Operation *user : alloc.getResult().getUsers()) {
       if (isa<AnnotateLayoutOp>(user)) // names a layout, touches no bytes
         continue;
       Operation *top = kernel.getBody().front().findAncestorOpInBlock(*user);
       before |= top && top != loop.getOperation() && top->isBeforeInBlock(loop);
-      inLoop |= top == loop.getOperation();
     }
-    untouchedBefore &= !before || (requested && inLoop && !rotating.contains(alloc.getResult()));
+    untouchedBefore &= !before || (requested && !rotating.contains(alloc.getResult()));
   });
   return untouchedBefore;
 }

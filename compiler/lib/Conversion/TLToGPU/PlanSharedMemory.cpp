@@ -11,7 +11,9 @@
 // barrier of its own: the lowering puts one before every shared write
 // (pipelined loads: before their prologue). The source tile of TMA
 // reduce-add boxes lives to the kernel's end (the boxes read it after its
-// last op). Tiles the lowering makes itself
+// last op). The rotating tiles of a warp-specialised loop live from the
+// kernel's start: its producer warpgroup loads into them while the consumers
+// still run what precedes the loop. Tiles the lowering makes itself
 // (staged operands, reduction scratch) go after the planned ones.
 //
 //===----------------------------------------------------------------------===//
@@ -67,6 +69,12 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
     for (Operation *user : alloc->getUsers())
       if (isa<AtomicAddTileOp>(user) && tl.getTmaCopyAttrHelper().isAttrPresent(user))
         last = std::numeric_limits<int64_t>::max();
+    // A warp-specialised loop's producer fills its tiles from the start.
+    for (Operation *user : alloc->getUsers())
+      if (auto loop = user->getParentOfType<PipelinedOp>();
+          loop && isa<CopyOp>(user) && cast<CopyOp>(user).getDst() == alloc.getResult() &&
+          tl.getWarpSpecializedAttrHelper().isAttrPresent(loop))
+        first = 0;
     MemRefType type = alloc.getType();
     IntegerAttr copies = tl.getRotatingCopiesAttrHelper().getAttr(alloc);
     int64_t bytes =
