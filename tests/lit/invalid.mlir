@@ -454,3 +454,18 @@ func.func @pingpong_in_parallel() {
   }
   return
 }
+
+// -----
+
+func.func @pingpong_in_last_to_arrive(%t: memref<4xi32> {tl.name = "T"}) {
+  tl.kernel grid [4] threads 256 {
+  ^bb0(%bx: index):
+    %c4 = arith.constant 4 : index
+    tl.last_to_arrive %t[%bx] arrivals %c4 : memref<4xi32> {
+      // expected-error @+1 {{cannot be inside a tl.last_to_arrive}}
+      tl.pingpong {
+      }
+    }
+  }
+  return
+}

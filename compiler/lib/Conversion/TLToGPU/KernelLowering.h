@@ -287,9 +287,10 @@ private:
   /// The named barrier of the warpgroup `offset` after the thread's own
   /// (mod the warpgroups), as an i32 id. LowerPingpong.cpp.
   Value pingpongBarrier(Location loc, int64_t offset);
-  /// Starts the pingpong chain before `top` (a kernel-level op) and ends it
-  /// after, once per op. LowerPingpong.cpp.
-  void chainPingpongTurns(Operation *top);
+  /// Starts the kernel's pingpong chain before the kernel-level op that
+  /// holds `op` (the first pingpong) and ends it after the one that holds the
+  /// last, once. LowerPingpong.cpp.
+  void chainPingpongTurns(Operation *op);
   /// A block counter element's global address and whether its indices lie
   /// inside the counter (the address is then the counter's first element).
   std::pair<Value, Value> counterPointer(Location loc, Value counter, ValueRange indices);
@@ -693,8 +694,8 @@ private:
   /// The first named barrier of tl.pingpong's turns, one per warpgroup
   /// after 0 (every thread) and 1 (the consumers of a producer warpgroup).
   static constexpr int32_t kPingpongBarriers = 2;
-  /// Kernel-level ops around which a pingpong chain starts and ends.
-  llvm::SmallPtrSet<Operation *, 2> pingpongChains;
+  /// Whether the kernel's pingpong chain is in place (chainPingpongTurns).
+  bool pingpongChained = false;
   int32_t consumerRegisters() const;
   /// Whether the kernel moves registers so (more than 256 threads).
   bool movesRegisters() const;

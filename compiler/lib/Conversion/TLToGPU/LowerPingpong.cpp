@@ -11,12 +11,14 @@
 //   the body's gemms,
 //   bar.arrive next     and hands over to warpgroup (w + 1) % N without
 //                       waiting: it goes on to its own work.
-// The chain starts before the kernel-level op that holds the pingpong (the
-// outermost loop): warpgroup N - 1 arrives on warpgroup 0's barrier, so 0
-// goes first. It ends after that op: warpgroup 0 takes the last hand-over
-// (a kernel that ends with a barrier half arrived is refused by
-// tl-check-sync). Every warpgroup takes every turn, as tl ops do not branch
-// on the thread; tl-check-sync proves the chain on the lowered kernel.
+// One chain per kernel: it starts before the kernel-level op that holds the
+// first pingpong (the outermost loop), where warpgroup N - 1 arrives on
+// warpgroup 0's barrier, so 0 goes first. It ends after the one that holds
+// the last: warpgroup 0 takes the last hand-over (a kernel that ends with a
+// barrier half arrived is refused by tl-check-sync). Every warpgroup takes
+// every turn, as tl ops do not branch on the thread (a pingpong cannot stand
+// in a tl.last_to_arrive, which only one block runs); tl-check-sync proves
+// the chain on the lowered kernel.
 // The turns order only the issue of wgmma (asynchronous); where a body's
 // gemm takes mma.sync, or the kernel has fewer than two whole warpgroups,
 // the body runs where it stands.
@@ -37,26 +39,38 @@ Value KernelLowering::pingpongBarrier(Location loc, int64_t offset) {
       arith::AddIOp::create(b, loc, turn, index(b, loc, kPingpongBarriers)));
 }
 
-void KernelLowering::chainPingpongTurns(Operation *top) {
-  if (!pingpongChains.insert(top).second)
+void KernelLowering::chainPingpongTurns(Operation *op) {
+  if (pingpongChained)
     return;
+  pingpongChained = true;
+  // From the kernel-level op that holds this (the first) pingpong to the one
+  // that holds the last: one chain, so that no start of a later chain can
+  // arrive on barrier 2 before warpgroup 0 has taken an earlier chain's last
+  // hand-over (256 arrivals would complete it with no one waiting).
+  Block &entry = func.getBody().front();
+  Operation *first = entry.findAncestorOpInBlock(*op), *last = first;
+  func.walk([&](PingpongOp later) {
+    Operation *top = entry.findAncestorOpInBlock(*later);
+    if (top && last->isBeforeInBlock(top))
+      last = top;
+  });
   auto &b = rewriter;
-  Location loc = top->getLoc();
+  Location loc = op->getLoc();
   OpBuilder::InsertionGuard guard(b);
   auto inGroup = [&](int64_t group) {
     Value g = arith::DivUIOp::create(b, loc, tid, index(b, loc, 128));
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, g, index(b, loc, group));
   };
-  b.setInsertionPoint(top);
-  Value first = arith::ConstantIntOp::create(b, loc, kPingpongBarriers, 32);
+  b.setInsertionPoint(first);
+  Value firstBarrier = arith::ConstantIntOp::create(b, loc, kPingpongBarriers, 32);
   Value count = arith::ConstantIntOp::create(b, loc, 256, 32);
   scf::IfOp::create(b, loc, inGroup(threads / 128 - 1), [&](OpBuilder &b, Location loc) {
-    NVVM::BarrierArriveOp::create(b, loc, first, count);
+    NVVM::BarrierArriveOp::create(b, loc, firstBarrier, count);
     scf::YieldOp::create(b, loc);
   });
-  b.setInsertionPointAfter(top);
+  b.setInsertionPointAfter(last); // (the constants above dominate it: one block)
   scf::IfOp::create(b, loc, inGroup(0), [&](OpBuilder &b, Location loc) {
-    NVVM::BarrierOp::create(b, loc, /*res=*/Type(), first, count, /*reductionOp=*/nullptr,
+    NVVM::BarrierOp::create(b, loc, /*res=*/Type(), firstBarrier, count, /*reductionOp=*/nullptr,
                             /*reductionPredicate=*/Value());
     scf::YieldOp::create(b, loc);
   });
@@ -77,10 +91,9 @@ LogicalResult KernelLowering::lowerPingpong(PingpongOp op) {
   if (turns) {
     // First, so that the chain's start comes before this turn's ops where
     // the pingpong is itself the kernel-level op.
-    Operation *top = func.getBody().front().findAncestorOpInBlock(*op);
-    if (!top)
+    if (!func.getBody().front().findAncestorOpInBlock(*op))
       return op.emitOpError("internal: not inside the kernel's body");
-    chainPingpongTurns(top);
+    chainPingpongTurns(op);
     b.setInsertionPoint(op);
     // lowerGemmWgmma publishes unpublished operands with a block-wide
     // barrier, which inside a turn would wait for warpgroups that wait for

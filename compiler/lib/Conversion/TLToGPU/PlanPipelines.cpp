@@ -73,9 +73,8 @@ struct PlanPipelinesPass : public tl::impl::PlanPipelinesBase<PlanPipelinesPass>
             loop->emitError(
                 "use_producer_warpgroup: this pipelined loop loads by TMA but cannot take a "
                 "producer warpgroup: it must stand directly in the kernel body, with bounds and "
-                "load offsets computable at the kernel's start, at most 896 threads, and every "
-                "shared tile used before it used in it too (a tile used only before the loop "
-                "would share bytes with the tiles the producer fills meanwhile)");
+                "load offsets computable at the kernel's start, at most 896 threads, and no "
+                "op before it may touch the tiles the producer fills");
             return signalPassFailure();
           }
       Builder b(kernel.getContext());

@@ -442,6 +442,10 @@ bool waitsOnMbarriers(gpu::GPUFuncOp func) {
       .wasInterrupted();
 }
 
+bool arrivesAtNamedBarriers(gpu::GPUFuncOp func) {
+  return func.walk([](NVVM::BarrierArriveOp) { return WalkResult::interrupt(); }).wasInterrupted();
+}
+
 /// The values a thread's trace can depend on its index through: the
 /// largest thread-dependent parts of the followed ops' conditions, bounds and
 /// operands that need nothing but the thread index (`tid == 0`, a warpgroup

@@ -71,6 +71,9 @@ std::optional<int64_t> tmaBoxBytes(mlir::gpu::GPUFuncOp func, mlir::Value map);
 
 /// Whether `func` has any mbarrier wait (what the phase proof is about).
 bool waitsOnMbarriers(mlir::gpu::GPUFuncOp func);
+/// Whether the kernel arrives at a named barrier without waiting (bar.arrive:
+/// tl.pingpong's turns), which can hang it as an mbarrier wait can.
+bool arrivesAtNamedBarriers(mlir::gpu::GPUFuncOp func);
 
 /// Every thread's trace, grouped, for a block of `blockSize` threads.
 /// Interprets only the ops that synchronise or hold ops that do, and the

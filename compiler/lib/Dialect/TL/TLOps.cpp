@@ -576,6 +576,9 @@ LogicalResult PingpongOp::verify() {
   if ((*this)->getParentOfType<PingpongOp>())
     return emitOpError("cannot be inside another tl.pingpong (a warpgroup takes one turn at a "
                        "time)");
+  if ((*this)->getParentOfType<LastToArriveOp>())
+    return emitOpError("cannot be inside a tl.last_to_arrive (the turns chain the warpgroups "
+                       "from the kernel's body; only one block runs its body)");
   Block &body = getBody().front();
   if (body.getNumArguments() != 0)
     return emitOpError("body takes no arguments");

@@ -220,12 +220,14 @@ def TL_PingpongOp : TL_Op<"pingpong", [SingleBlock, NoTerminator, RecursiveMemor
     own, and lets warpgroup w + 1 go (round robin; the last hands over to the
     first). With the gemms left in flight (wg_wait = -1) and waited for after
     the body, one warpgroup's softmax then runs while the next one's gemms
-    take the tensor cores. The body holds gemms only. Every warpgroup takes
-    every turn (the kernel's control flow does not depend on the thread), so
-    the turns form one chain per kernel: before the outermost loop around the
-    first tl.pingpong, warpgroup 0 is let go; after it, the last warpgroup's
-    hand-over is taken. Where the kernel has fewer than two whole warpgroups
-    (or on the CPU) the body runs where it stands.
+    take the tensor cores. The body holds gemms only; it cannot stand in a
+    tl.last_to_arrive. Every warpgroup takes every turn (the kernel's control
+    flow does not depend on the thread), so the turns form one chain per
+    kernel: before the kernel-level op (the outermost loop) around the first
+    tl.pingpong, warpgroup 0 is let go; after the one around the last, the
+    last warpgroup's hand-over is taken. Where the kernel has fewer than two
+    whole warpgroups, or its gemms take mma.sync (or on the CPU), the body
+    runs where it stands.
   }];
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword custom<Body>($body)";
