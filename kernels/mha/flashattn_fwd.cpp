@@ -108,7 +108,7 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
         clear(acc_s);
       }
     };
-    // S = Q K^T of key block k into acc_s, from K's tile `keys`, masked.
+    // S = Q K^T into acc_s (added to mask's start), from K's tile `keys`.
     auto scoresGemm = [&](Buffer keys, int wg_wait) {
       gemm(Q_shared, keys, acc_s,
            {.transpose_B = true,
@@ -165,7 +165,8 @@ Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal
       // and then P(k-1) V(k-1), both left in flight; the softmax of S(k) runs
       // while P V does. Key block 0's scores come before the loop, the last
       // block's P V after it, each from a tile of its own (their bytes are
-      // the loop's tiles', dead then).
+      // the loop's tiles', dead then; but K_first's with a producer
+      // warpgroup, which fills the loop's tiles from the kernel's start).
       Buffer K_first = alloc_shared({block_N, dim}, dtype);
       copy(K(bz, slice(0, block_N), by, all), K_first);
       mask(0);
