@@ -293,6 +293,40 @@ TEST_CASE("the attention forward with a producer warpgroup: sm_90a, clean ptxas"
     }
 }
 
+TEST_CASE("the forward in pingpong and in FlashAttention-3's schedule: sm_90a, clean ptxas",
+          "[ptx]") {
+  // The two warpgroups' gemms in turn (tl.pingpong: bar.arrive), the
+  // overlapped loop with a producer warpgroup (its first K tile used before
+  // the loop only), and both: no spills, no serialised wgmma, at every head dim.
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  ScratchDir scratch("tl-pingpong-ptx");
+  struct Variant {
+    bool pingpong, producer;
+  };
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (Variant v : {Variant{true, false}, Variant{false, true}, Variant{true, true}}) {
+        INFO("D=" << dim << " causal=" << causal << " pingpong=" << v.pingpong
+                  << " producer=" << v.producer);
+        const int blockN = dim == 64 && v.producer ? 128 : 64;
+        const int stages = v.producer && dim != 256 ? 2 : 1;
+        tl::GPUBinary binary = tl::compileForGPU(
+            mha::flashattn_fwd(2, 4, 1000, dim, causal, 128, blockN, 256, stages,
+                               /*allow_wgmma=*/true, v.producer, /*stage_O=*/!v.producer,
+                               /*overlap=*/v.producer, v.pingpong),
+            "sm_90a");
+        CHECK(binary.fragmentLayout == "wgmma");
+        CHECK(binary.threads == 256 + (v.producer ? 128 : 0));
+        CHECK((binary.ptx.find("bar.arrive") != std::string::npos) == v.pingpong);
+        if (!fs::exists(ptxas))
+          continue;
+        auto [status, output] = assemble(ptxas, binary.ptx, "sm_90a", scratch.path, "pingpong");
+        INFO(output);
+        REQUIRE(status == 0);
+        CHECK(tl::slowPathNotes(output).empty());
+      }
+}
+
 TEST_CASE("tuned attention at random shapes: no serialised wgmma (C75xx) on sm_90a", "[ptx]") {
   // ptxas may serialise a wgmma batch at one shape and not at its
   // neighbours (it moved the forward's row sums in between the P V wgmmas

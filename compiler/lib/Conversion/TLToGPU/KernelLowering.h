@@ -284,6 +284,8 @@ private:
   /// take wgmma and the kernel has two whole warpgroups or more; the body
   /// where it stands otherwise. LowerPingpong.cpp.
   LogicalResult lowerPingpong(PingpongOp op);
+  /// The thread's warpgroup (tid / 128, an index). LowerPingpong.cpp.
+  Value warpgroupIndex(Location loc);
   /// The named barrier of the warpgroup `offset` after the thread's own
   /// (mod the warpgroups), as an i32 id. LowerPingpong.cpp.
   Value pingpongBarrier(Location loc, int64_t offset);

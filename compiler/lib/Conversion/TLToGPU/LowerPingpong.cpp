@@ -28,10 +28,20 @@
 
 namespace tl::gpu_lowering {
 
+namespace {
+/// Threads that meet at a turn's barrier: the warpgroup that waits and the
+/// one that hands over.
+constexpr int32_t kTurnThreads = 256;
+} // namespace
+
+Value KernelLowering::warpgroupIndex(Location loc) {
+  return arith::DivUIOp::create(rewriter, loc, tid, index(rewriter, loc, 128));
+}
+
 Value KernelLowering::pingpongBarrier(Location loc, int64_t offset) {
   auto &b = rewriter;
   int64_t groups = threads / 128;
-  Value group = arith::DivUIOp::create(b, loc, tid, index(b, loc, 128));
+  Value group = warpgroupIndex(loc);
   Value turn = arith::RemUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, group, index(b, loc, offset)), index(b, loc, groups));
   return arith::IndexCastOp::create(
@@ -58,12 +68,12 @@ void KernelLowering::chainPingpongTurns(Operation *op) {
   Location loc = op->getLoc();
   OpBuilder::InsertionGuard guard(b);
   auto inGroup = [&](int64_t group) {
-    Value g = arith::DivUIOp::create(b, loc, tid, index(b, loc, 128));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, g, index(b, loc, group));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroupIndex(loc),
+                                 index(b, loc, group));
   };
   b.setInsertionPoint(first);
   Value firstBarrier = arith::ConstantIntOp::create(b, loc, kPingpongBarriers, 32);
-  Value count = arith::ConstantIntOp::create(b, loc, 256, 32);
+  Value count = arith::ConstantIntOp::create(b, loc, kTurnThreads, 32);
   scf::IfOp::create(b, loc, inGroup(threads / 128 - 1), [&](OpBuilder &b, Location loc) {
     NVVM::BarrierArriveOp::create(b, loc, firstBarrier, count);
     scf::YieldOp::create(b, loc);
@@ -107,7 +117,7 @@ LogicalResult KernelLowering::lowerPingpong(PingpongOp op) {
       for (GemmOp gemm : gemms)
         wgmmaOperandsPublished.insert(gemm);
     }
-    Value count = arith::ConstantIntOp::create(b, loc, 256, 32);
+    Value count = arith::ConstantIntOp::create(b, loc, kTurnThreads, 32);
     sync = NVVM::BarrierOp::create(b, loc, /*res=*/Type(), pingpongBarrier(loc, 0), count,
                                    /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
   }
@@ -129,7 +139,7 @@ LogicalResult KernelLowering::lowerPingpong(PingpongOp op) {
                                 "this turn");
     b.setInsertionPoint(op);
     NVVM::BarrierArriveOp::create(b, loc, pingpongBarrier(loc, 1),
-                                  arith::ConstantIntOp::create(b, loc, 256, 32));
+                                  arith::ConstantIntOp::create(b, loc, kTurnThreads, 32));
   }
   b.eraseOp(op);
   return success();
