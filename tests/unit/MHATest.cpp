@@ -103,6 +103,26 @@ TEST_CASE("MHA at long lengths in the tuned configurations (dQ handed to the pro
       }
 }
 
+TEST_CASE("MHA at D = 64 in long launches: FlashAttention-3's blocks (tunedConfig)",
+          "[mha][long][gpu-only]") {
+  // From S = 4096 (causal: 8192) tunedConfig's sm_90a forward at D = 64 is
+  // 192 query rows on three consumer warpgroups and a producer warpgroup,
+  // in pingpong. Lengths ragged against the 192-row and the
+  // 128-key blocks, one head; outputs poisoned: a row no kernel writes shows.
+  if (tl::testing::backend() != mha::Backend::gpu)
+    return; // minutes on the CPU (ctest lists it in gpu-tests only)
+  for (auto [causal, seq] : {std::pair{false, 4100}, std::pair{true, 8200}}) {
+    mha::AttentionConfig config = mha::tunedConfig(64, causal, seq, tl::testing::tunedArch());
+    INFO("causal=" << causal << " S=" << seq);
+    if (tl::testing::tunedArch() == "sm_90a") {
+      CHECK(config.fwdBlockM == 192);
+      CHECK(config.fwdProducer);
+      CHECK(config.fwdPingpong);
+    }
+    checkMHA(1, 1, seq, 64, causal, config, mha::Outputs::poisoned);
+  }
+}
+
 TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's order)",
           "[mha][small]") {
   // bwdKeysFastest numbers the staged backward's blocks key block first, then
@@ -189,7 +209,8 @@ TEST_CASE("MHA in the tuned configurations (pipelined loads on the GPU)", "[mha]
       }
   // Long sequences' configurations (D=64: the staged backward on 128x128
   // blocks, and off sm_90a the causal forward's 128-row blocks; on sm_90a
-  // D=128's forward on 128-row blocks and two warpgroups, and the backward's
+  // D=64's forward on 192-row blocks, three consumer warpgroups and a
+  // producer, D=128's on 128-row blocks and two warpgroups, and the backward's
   // producer warpgroup but at D=64 causal), on a short ragged sequence.
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
@@ -258,8 +279,8 @@ TEST_CASE("MHA forward in FlashAttention-3's order (overlap)", "[mha][small]") {
   mha::AttentionConfig plain;
   plain.fwdThreads = 128, plain.fwdOverlap = true;
   checkMHA(2, 2, 192, 64, true, plain);
-  // D=64's long-sequence configuration (128-key blocks).
-  mha::AttentionConfig wide = mha::tunedConfig(64, false, 4096);
+  // D=64's configuration from S = 1024 to 4096 (128-key blocks).
+  mha::AttentionConfig wide = mha::tunedConfig(64, false, 2048);
   wide.fwdOverlap = true;
   checkMHA(1, 2, 256, 64, false, wide);
   checkMHA(1, 2, 200, 64, false, wide);
@@ -305,6 +326,30 @@ TEST_CASE("MHA forward with its warpgroups issuing the gemms in turn (pingpong)"
   mha::AttentionConfig wide = mha::tunedConfig(256, false, 4096); // overlapped, 128x64
   wide.fwdPingpong = true;
   checkMHA(1, 2, 200, 256, true, wide);
+}
+
+TEST_CASE("MHA forward on three consumer warpgroups (192-row blocks, D = 64)", "[mha][small]") {
+  // FlashAttention-3's D = 64 blocks: 192 query rows on three warpgroups,
+  // 128 keys an iteration, the plain and the overlapped loop, the latter with
+  // a producer warpgroup (512 threads) and with the three in pingpong, O
+  // through a shared tile or not (tunedConfig's: variants 3 and 4). The
+  // lengths leave a ragged query block (200 = 192 + 8, 400 = 2 * 192 + 16),
+  // causal blocks whose loops differ, and one whose loop runs no iteration.
+  for (bool causal : {false, true})
+    for (int variant : {0, 1, 2, 3, 4}) { // plain, overlapped, + producer, + pingpong, + O tile
+      mha::AttentionConfig config = mha::tunedConfig(64, causal, 4096);
+      config.fwdBlockM = 192, config.fwdBlockN = 128, config.fwdThreads = 384;
+      config.fwdStages = 1, config.fwdWgmma = true;
+      config.fwdOverlap = variant >= 1;
+      config.fwdProducer = variant >= 2;
+      config.fwdPingpong = variant >= 3;
+      config.fwdStageO = variant <= 1 || variant == 4;
+      checkMHA(1, 2, 256, 64, causal, config);
+      checkMHA(1, 2, 400, 64, causal, config);
+      checkMHA(1, 1, 200, 64, causal, config);
+      if (config.fwdOverlap)
+        checkMHA(1, 1, 100, 64, causal, config);
+    }
 }
 
 TEST_CASE("MHA backward with P and dS staged in shared memory (flashattn_bwd_staged)",

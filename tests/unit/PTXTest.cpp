@@ -297,7 +297,8 @@ TEST_CASE("the forward in pingpong and in FlashAttention-3's schedule: sm_90a, c
           "[ptx]") {
   // The two warpgroups' gemms in turn (tl.pingpong: bar.arrive), the
   // overlapped loop with a producer warpgroup (its first K tile used before
-  // the loop only), and both: no spills, no serialised wgmma, at every head dim.
+  // the loop only), and both: no spills, no serialised wgmma, at every head
+  // dim; and D = 64 on three consumer warpgroups.
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
   ScratchDir scratch("tl-pingpong-ptx");
   struct Variant {
@@ -325,6 +326,29 @@ TEST_CASE("the forward in pingpong and in FlashAttention-3's schedule: sm_90a, c
         REQUIRE(status == 0);
         CHECK(tl::slowPathNotes(output).empty());
       }
+  // FlashAttention-3's D = 64 blocks: 192 rows on three warpgroups, 128 keys;
+  // plain, overlapped, with the producer (512 threads), in pingpong, and with
+  // O through a shared tile (tunedConfig's: variant 4 non-causal, 3 causal;
+  // causal with the tile and the producer but no pingpong, ptxas spills 4
+  // bytes: not taken).
+  for (bool causal : {false, true})
+    for (int variant : {0, 1, 2, 3, 4}) {
+      INFO("D=64 192x128 causal=" << causal << " variant=" << variant);
+      const bool producer = variant >= 2;
+      tl::GPUBinary binary = tl::compileForGPU(
+          mha::flashattn_fwd(2, 4, 1000, 64, causal, 192, 128, 384, 1, /*allow_wgmma=*/true,
+                             producer, /*stage_O=*/variant <= 1 || variant == 4,
+                             /*overlap=*/variant >= 1, /*pingpong=*/variant >= 3),
+          "sm_90a");
+      CHECK(binary.fragmentLayout == "wgmma");
+      CHECK(binary.threads == 384 + (producer ? 128 : 0));
+      if (!fs::exists(ptxas))
+        continue;
+      auto [status, output] = assemble(ptxas, binary.ptx, "sm_90a", scratch.path, "three");
+      INFO(output);
+      REQUIRE(status == 0);
+      CHECK(tl::slowPathNotes(output).empty());
+    }
 }
 
 TEST_CASE("tuned attention at random shapes: no serialised wgmma (C75xx) on sm_90a", "[ptx]") {

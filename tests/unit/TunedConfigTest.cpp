@@ -193,20 +193,29 @@ TEST_CASE("tunedConfig: the forward's blocks and loop by length on sm_90a", "[tu
   // 64-row blocks on one warpgroup at D = 64 and, below S = 1024, D = 128
   // causal (two stages ahead); 128-row blocks on two warpgroups elsewhere.
   // FlashAttention-3's overlapped loop at D = 256 from S = 512 and D = 64 not
-  // causal from S = 1024 (on 128-key blocks); the plain loop elsewhere.
+  // causal from S = 1024 (on 128-key blocks); the plain loop elsewhere. At
+  // D = 64 from S = 4096 (causal: 8192) FlashAttention-3's whole schedule:
+  // 192 rows on three consumer warpgroups, a producer, pingpong (causal, O
+  // by the threads' own stores).
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
-      for (int seq : {0, 256, 511, 512, 1023, 1024, 4096}) {
+      for (int seq : {0, 256, 511, 512, 1023, 1024, 4095, 4096, 8191, 8192, 16384}) {
         INFO("D=" << dim << " causal=" << causal << " S=" << seq);
         mha::AttentionConfig c = mha::tunedConfig(dim, causal, seq);
         const bool shortCausal128 = dim == 128 && causal && seq < 1024;
+        const bool fa3 = dim == 64 && seq >= (causal ? 8192 : 4096);
         CHECK(c.fwdWgmma);
-        CHECK(c.fwdStageO);
-        CHECK(c.fwdBlockM == (dim == 64 || shortCausal128 ? 64 : 128));
-        CHECK(c.fwdThreads == (dim == 64 || shortCausal128 ? 128 : 256));
+        CHECK(c.fwdStageO == !(fa3 && causal));
+        CHECK(c.fwdProducer == fa3);
+        CHECK(c.fwdPingpong == fa3);
+        CHECK(c.fwdBlockM == (fa3 ? 192 : dim == 64 || shortCausal128 ? 64 : 128));
+        CHECK(c.fwdThreads == (fa3 ? 384 : dim == 64 || shortCausal128 ? 128 : 256));
         CHECK(c.fwdStages == (shortCausal128 ? 2 : 1));
         CHECK(c.fwdOverlap ==
-              ((dim == 256 && seq >= 512) || (dim == 64 && !causal && seq >= 1024)));
+              ((dim == 256 && seq >= 512) || (dim == 64 && ((!causal && seq >= 1024) || fa3))));
         CHECK(c.fwdBlockN == (dim == 64 && c.fwdOverlap ? 128 : 64));
+        // sm_80 keeps the mma.sync forward without a producer or turns.
+        mha::AttentionConfig ampere = mha::tunedConfig(dim, causal, seq, "sm_80");
+        CHECK_FALSE((ampere.fwdWgmma || ampere.fwdProducer || ampere.fwdPingpong));
       }
 }

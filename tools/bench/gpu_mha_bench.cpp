@@ -142,7 +142,10 @@ mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool 
 /// loop two stages ahead and, at D = 64, on 32- and 128-key blocks (for the
 /// short lengths, where the plain 64x64 won; by hand, ptxas gave them 74-126
 /// registers and no spills at 8,32,256,D on sm_90a; the autotuner prints a
-/// candidate's spill warning or error where that changes).
+/// candidate's spill warning or error where that changes). Since session 30
+/// at D = 64 FlashAttention-3's blocks too: 192 query rows on three
+/// warpgroups, 128 keys, plain, overlapped, with a producer warpgroup (512
+/// threads, consumers at 160 registers) and in pingpong (ptxas: no spills).
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
     return {fwdOverlapped(64, 64, 128, 1),
@@ -168,7 +171,11 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(64, 64, 128, 3, true, true),
             fwdPingpong(fwd(128, 64, 256, 1, true)),
             fwdPingpong(fwdOverlapped(128, 128, 256, 1)),
-            fwdPingpong(fwd(128, 128, 256, 2, true, true))};
+            fwdPingpong(fwd(128, 128, 256, 2, true, true)),
+            fwd(192, 128, 384, 1, true),
+            fwdOverlapped(192, 128, 384, 1),
+            fwdOverlapped(192, 128, 384, 1, true),
+            fwdPingpong(fwdOverlapped(192, 128, 384, 1, true))};
   if (D == 128)
     return {fwdOverlapped(64, 64, 128, 1),
             fwdOverlapped(64, 48, 128, 1),
