@@ -135,13 +135,13 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // a producer warpgroup loading K and V (one block a SM: 512 threads, the
     // consumers at 160 registers), the warpgroups in pingpong. Side by side
     // with the 64-row blocks, two or three runs each, cold L2
-    // (results/2026-12-04-h200-session30.md, calls 3 and 4): non-causal 7%,
+    // (results/2026-12-04-h200-session30.md, calls 2 and 3): non-causal 7%,
     // 11% and 14% less time at S = 4096, 8192 and 16384; causal level at
     // 8192 (-1% to +1%), 7% less at 16384, but 8-12% more at 4096; at
     // S = 1024 23-26% more (causal 75-82%), where one block a SM leaves each
     // block's first loads and last stores exposed. Causal, O
     // leaves by the threads' own stores: through the shared tile without
-    // pingpong ptxas spills 4 bytes, and the variants were level (calls 3, 4).
+    // pingpong ptxas spills 4 bytes, and the variants were level (calls 2, 3).
     if (dim == 64 && seqLen >= (causal ? 8192 : 4096)) {
       c.fwdBlockM = 192, c.fwdBlockN = 128, c.fwdThreads = 384, c.fwdStages = 1;
       c.fwdProducer = c.fwdOverlap = c.fwdPingpong = true;
