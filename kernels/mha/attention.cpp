@@ -29,9 +29,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
   // with 128-row query blocks, two m16 tiles a warp, except causal D=64 below
   // S = 2048, whose short launch 64-row blocks balance better. On sm_90a its
   // gemms take wgmma (P V with P from registers) with one warpgroup on 64-row
-  // blocks at D=64 (1.02-1.09x the mma.sync forward), and two on 128-row
-  // blocks at D=256 (1.4-1.6x) and at D=128 (below), in FlashAttention-3's
-  // loop order where that is faster (below). The backward
+  // blocks at D=64 (1.02-1.09x the mma.sync forward; in long launches three
+  // on 192-row blocks, below), and two on 128-row blocks at D=256 (1.4-1.6x)
+  // and at D=128 (below), in FlashAttention-3's loop order where that is
+  // faster (below). The backward
   // stages P and dS in shared memory (flashattn_bwd_staged: square warp tiles, FlashAttention-2's
   // arrangement) with 8 warps and the largest key blocks that fit, except D=64 on sm_90a in short
   // launches, where the reference's program on wgmma is faster (below). Targets with less
@@ -135,14 +136,14 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // a producer warpgroup loading K and V (one block a SM: 512 threads, the
     // consumers at 160 registers), the warpgroups in pingpong. Side by side
     // with the 64-row blocks, two or three runs each, cold L2
-    // (results/2026-12-04-h200-session30.md, calls 2 and 3): non-causal 7%,
-    // 11% and 14% less time at S = 4096, 8192 and 16384; causal level at
-    // 8192 (-1% to +1%), 7% less at 16384, but 8-12% more at 4096; at
-    // S = 1024 23-26% more (causal 75-82%), where one block a SM leaves each
-    // block's first loads and last stores exposed. Causal, O
-    // leaves by the threads' own stores: through the shared tile without
-    // pingpong ptxas spills 4 bytes, and the variants were level (calls 2, 3).
-    if (dim == 64 && seqLen >= (causal ? 8192 : 4096)) {
+    // (results/2026-12-04-h200-session30.md, calls 2 and 3): non-causal 6.7%,
+    // 10% and 12% less time at S = 4096, 8192 and 16384; causal 7-9% less at
+    // 16384, but 1.2% more at 8192 and 8-12% more at 4096; at S = 1024
+    // 23-26% more (causal 75-82%), where one block a SM leaves each block's
+    // first loads and last stores exposed. Causal, O leaves by the threads'
+    // own stores: through the shared tile without pingpong ptxas spills 4
+    // bytes, and the variants were level (calls 2, 3).
+    if (dim == 64 && seqLen >= (causal ? 16384 : 4096)) {
       c.fwdBlockM = 192, c.fwdBlockN = 128, c.fwdThreads = 384, c.fwdStages = 1;
       c.fwdProducer = c.fwdOverlap = c.fwdPingpong = true;
       c.fwdStageO = !causal;

@@ -28,10 +28,12 @@ std::vector<std::pair<std::string, dsl::Program>> shippedPrograms(const std::str
           backwardKernel(batch, heads, seq, tunedDim, causal,
                          deterministicConfig(c, tunedDim, causal, seq, arch)));
     }
-  // The causal D=64 forward takes 128-row blocks from S = 2048 on; on sm_90a
-  // the non-causal one FlashAttention-3's loop on 128-key blocks from 1024,
-  // D=256's FlashAttention-3's loop from 512 and D=128's causal one 128-row
-  // blocks on two warpgroups from 1024.
+  // The long launches' forwards, as tunedConfig gives S = 16384: off sm_90a
+  // the causal D=64 one on 128-row blocks (from S = 2048); on sm_90a D=64's
+  // on FlashAttention-3's 192-row blocks, three consumer warpgroups and a
+  // producer (from 4096, causal from 16384), D=256's in FlashAttention-3's
+  // loop (from 512) and D=128's causal one on 128-row blocks and two
+  // warpgroups (from 1024).
   struct LongForward {
     int dim;
     bool causal;

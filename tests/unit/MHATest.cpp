@@ -105,19 +105,23 @@ TEST_CASE("MHA at long lengths in the tuned configurations (dQ handed to the pro
 
 TEST_CASE("MHA at D = 64 in long launches: FlashAttention-3's blocks (tunedConfig)",
           "[mha][long][gpu-only]") {
-  // From S = 4096 (causal: 8192) tunedConfig's sm_90a forward at D = 64 is
+  // From S = 4096 (causal: 16384) tunedConfig's sm_90a forward at D = 64 is
   // 192 query rows on three consumer warpgroups and a producer warpgroup,
-  // in pingpong. Lengths ragged against the 192-row and the
-  // 128-key blocks, one head; outputs poisoned: a row no kernel writes shows.
+  // in pingpong (non-causal, O through the shared tile). Lengths ragged
+  // against the 192-row and the 128-key blocks (the causal one, S = 8200, in
+  // the configuration tunedConfig gives S = 16384: a quarter of that length's
+  // work), one head; outputs poisoned: a row no kernel writes shows.
   if (tl::testing::backend() != mha::Backend::gpu)
     return; // minutes on the CPU (ctest lists it in gpu-tests only)
   for (auto [causal, seq] : {std::pair{false, 4100}, std::pair{true, 8200}}) {
-    mha::AttentionConfig config = mha::tunedConfig(64, causal, seq, tl::testing::tunedArch());
+    mha::AttentionConfig config =
+        mha::tunedConfig(64, causal, causal ? 16384 : seq, tl::testing::tunedArch());
     INFO("causal=" << causal << " S=" << seq);
     if (tl::testing::tunedArch() == "sm_90a") {
       CHECK(config.fwdBlockM == 192);
       CHECK(config.fwdProducer);
       CHECK(config.fwdPingpong);
+      CHECK(config.fwdStageO == !causal);
     }
     checkMHA(1, 1, seq, 64, causal, config, mha::Outputs::poisoned);
   }

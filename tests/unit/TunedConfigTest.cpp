@@ -194,16 +194,16 @@ TEST_CASE("tunedConfig: the forward's blocks and loop by length on sm_90a", "[tu
   // causal (two stages ahead); 128-row blocks on two warpgroups elsewhere.
   // FlashAttention-3's overlapped loop at D = 256 from S = 512 and D = 64 not
   // causal from S = 1024 (on 128-key blocks); the plain loop elsewhere. At
-  // D = 64 from S = 4096 (causal: 8192) FlashAttention-3's whole schedule:
+  // D = 64 from S = 4096 (causal: 16384) FlashAttention-3's whole schedule:
   // 192 rows on three consumer warpgroups, a producer, pingpong (causal, O
   // by the threads' own stores).
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
-      for (int seq : {0, 256, 511, 512, 1023, 1024, 4095, 4096, 8191, 8192, 16384}) {
+      for (int seq : {0, 256, 511, 512, 1023, 1024, 4095, 4096, 8192, 16383, 16384, 32768}) {
         INFO("D=" << dim << " causal=" << causal << " S=" << seq);
         mha::AttentionConfig c = mha::tunedConfig(dim, causal, seq);
         const bool shortCausal128 = dim == 128 && causal && seq < 1024;
-        const bool fa3 = dim == 64 && seq >= (causal ? 8192 : 4096);
+        const bool fa3 = dim == 64 && seq >= (causal ? 16384 : 4096);
         CHECK(c.fwdWgmma);
         CHECK(c.fwdStageO == !(fa3 && causal));
         CHECK(c.fwdProducer == fa3);

@@ -21,7 +21,10 @@
 //                [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1]
 //                [--bwd-producer=0|1] [--dq-tile=0|1]
 //                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] [B,H,S,D ...]
-// Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged).
+// Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged); --fwd
+// changes the forward's blocks, threads and stages only: its loop, producer warpgroup, pingpong
+// and O tile stay tunedConfig's for the shape (D = 64 from S = 4096: the producer and pingpong)
+// unless the flags below set them.
 // --bwd-wgmma=0|1: the staged backward's gemms on wgmma or not (AttentionConfig::bwdWgmma).
 // --bwd-producer=0|1: the staged backward's loads by a producer warpgroup or by its own threads
 // (AttentionConfig::bwdProducer).
@@ -99,7 +102,7 @@ mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = fal
   mha::AttentionConfig c;
   c.fwdBlockM = m, c.fwdBlockN = n, c.fwdThreads = threads, c.fwdStages = stages;
   c.fwdWgmma = wgmma, c.fwdProducer = producer;
-  c.fwdStageO = wgmma && !producer; // as tunedConfig ships the wgmma forward
+  c.fwdStageO = wgmma && !producer; // (tunedConfig's forwards: the tile but D = 64 causal long)
   return c;
 }
 
@@ -107,6 +110,12 @@ mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = fal
 mha::AttentionConfig fwdOverlapped(int m, int n, int threads, int stages, bool producer = false) {
   mha::AttentionConfig c = fwd(m, n, threads, stages, true, producer);
   c.fwdOverlap = true;
+  return c;
+}
+
+/// `c` with O through a shared tile (fwdStageO; with a producer warpgroup).
+mha::AttentionConfig withStageO(mha::AttentionConfig c) {
+  c.fwdStageO = true;
   return c;
 }
 
@@ -145,7 +154,8 @@ mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool 
 /// candidate's spill warning or error where that changes). Since session 30
 /// at D = 64 FlashAttention-3's blocks too: 192 query rows on three
 /// warpgroups, 128 keys, plain, overlapped, with a producer warpgroup (512
-/// threads, consumers at 160 registers) and in pingpong (ptxas: no spills).
+/// threads, consumers at 160 registers), in pingpong, and so with O through the
+/// shared tile (ptxas: no spills at S = 1000 and at tunedConfig's lengths).
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
     return {fwdOverlapped(64, 64, 128, 1),
@@ -175,7 +185,8 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
             fwd(192, 128, 384, 1, true),
             fwdOverlapped(192, 128, 384, 1),
             fwdOverlapped(192, 128, 384, 1, true),
-            fwdPingpong(fwdOverlapped(192, 128, 384, 1, true))};
+            fwdPingpong(fwdOverlapped(192, 128, 384, 1, true)),
+            withStageO(fwdPingpong(fwdOverlapped(192, 128, 384, 1, true)))};
   if (D == 128)
     return {fwdOverlapped(64, 64, 128, 1),
             fwdOverlapped(64, 48, 128, 1),
