@@ -155,7 +155,8 @@ mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool 
 /// at D = 64 FlashAttention-3's blocks too: 192 query rows on three
 /// warpgroups, 128 keys, plain, overlapped, with a producer warpgroup (512
 /// threads, consumers at 160 registers), in pingpong, and so with O through the
-/// shared tile (ptxas: no spills at S = 1000 and at tunedConfig's lengths).
+/// shared tile (ptxas: no spills at S = 1000; PTXTest checks the tuned ones at
+/// long lengths).
 std::vector<mha::AttentionConfig> forwardSpace(int D) {
   if (D == 64)
     return {fwdOverlapped(64, 64, 128, 1),
