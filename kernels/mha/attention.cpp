@@ -202,8 +202,23 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // its last wave better) (tl-bench-gpu --bwd-keys-fastest=0|1, best of two
     // alternating, results/2026-12-04-h200-session26.md).
     c.bwdKeysFastest = c.bwdWgmma && seqLen >= 1024 && (!causal || dim == 256);
+    c.bwdPWhileDp = pWhileDpSpillsLess(c, dim, causal);
   }
   return c;
+}
+
+bool pWhileDpSpillsLess(const AttentionConfig &config, int dim, bool causal) {
+  // P^T while dP^T runs (bwdPWhileDp), where ptxas spills less with it
+  // (session 31, ptxas -v on sm_90a at S = 1024-16384): the causal D = 64
+  // backward without the producer (60 bytes at batch 1, 40 at 2 and 4, to
+  // none) and D = 128 non-causal (4 to none). Not at D = 64 with the
+  // producer (36 to 156 bytes); level elsewhere (D = 128 causal, D = 256),
+  // where it waits for a measurement. Not yet timed on the H200.
+  if (!config.bwdWgmma || !config.bwdStaged)
+    return false;
+  if (dim == 64)
+    return !config.bwdProducer;
+  return dim == 128 && !causal;
 }
 
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
@@ -259,6 +274,7 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal
   if (producerTakesDqTile(withProducer, dim, seqLen))
     config.bwdProducer = true;
   config.bwdDqTile = producerTakesDqTile(config, dim, seqLen);
+  config.bwdPWhileDp = config.bwdPWhileDp && pWhileDpSpillsLess(config, dim, causal);
   return config;
 }
 
@@ -284,7 +300,8 @@ dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_
     return flashattn_bwd_staged(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                                 config.bwdThreads, config.bwdStages, config.deterministic,
                                 config.bwdWgmma, config.bwdDqTile, config.bwdConvertDq,
-                                config.bwdDqMmaTiles, config.bwdProducer, config.bwdKeysFastest);
+                                config.bwdDqMmaTiles, config.bwdProducer, config.bwdKeysFastest,
+                                config.bwdPWhileDp);
   return flashattn_bwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.bwdThreads, config.bwdStages, config.deterministic, config.bwdDqTile,
                        config.bwdConvertDq, config.bwdDqMmaTiles);

@@ -58,6 +58,11 @@ struct AttentionConfig {
   /// clears it (a head's key blocks then wait on each other's turns) except
   /// at D = 256 non-causal from S = 4096, where it was faster in turns too.
   bool bwdKeysFastest = false;
+  /// The staged wgmma backward computes P^T (exp2, into S^T's registers and
+  /// its shared tile) while the dP^T gemm still runs, then dS^T from P^T and
+  /// dP^T: FlashAttention-3's order, the exponentials off the tensor cores'
+  /// critical path. No effect on mma.sync.
+  bool bwdPWhileDp = false;
 };
 
 /// The head dims the attention programs take: 64, 128 and 256.
@@ -80,6 +85,10 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 /// D = 256). Elsewhere a bwdDqTile is added by the consumers themselves,
 /// which is slower.
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
+
+/// Whether the staged wgmma backward in `config` takes bwdPWhileDp: where
+/// ptxas spills less with it (tunedConfig, deterministicConfig).
+bool pWhileDpSpillsLess(const AttentionConfig &config, int dim, bool causal);
 
 /// `config` with the deterministic backward (AttentionConfig::deterministic),
 /// for head dim `dim`, causality, length `seqLen` and target `arch`, its dQ added the

@@ -18,7 +18,8 @@ using namespace tl::dsl;
 Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                              int block_M, int block_N, int threads, int num_stages,
                              bool deterministic, bool wgmma, bool dq_tile, bool convert_dq,
-                             bool mma_tile_dq, bool producer_warpgroup, bool keys_fastest) {
+                             bool mma_tile_dq, bool producer_warpgroup, bool keys_fastest,
+                             bool p_while_dp) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -93,16 +94,22 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       gemm(K_shared, q, qkT, squareBT);
       clear(dpT);
       gemm(V_shared, do_, dpT, squareBT);
-      wait_wgmma(0);
-      // P^T and dS^T = P^T * (dP^T - Delta) * sm_scale, written in one pass;
-      // with the causal mask where some query of the block precedes some key.
+      // P^T, and dS^T = P^T * (dP^T - Delta) * sm_scale, with the causal mask
+      // where some query of the block precedes some key. In one pass after
+      // both gemms; or (p_while_dp) P^T into qkT's registers and its tile
+      // while dP^T still runs, then dS^T from them.
+      const bool two_passes = wgmma && p_while_dp;
+      wait_wgmma(two_passes ? 1 : 0);
       auto writePdS = [&](bool masked) {
         parallel({block_M, block_N}, [&](Expr i, Expr j) {
           Expr pij = exp2(qkT(i, j) * scale - lse_shared(j));
           if (masked)
             pij = if_then_else(by * block_M + i <= k * block_N + j, pij, 0);
           pT_shared(i, j) = pij;
-          dsT_shared(i, j) = pij * (dpT(i, j) - delta(j)) * sm_scale;
+          if (two_passes)
+            qkT(i, j) = pij;
+          else
+            dsT_shared(i, j) = pij * (dpT(i, j) - delta(j)) * sm_scale;
         });
       };
       if (is_causal && producer) {
@@ -116,6 +123,12 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
         if_(!crossesDiagonal, [&] { writePdS(false); });
       } else {
         writePdS(false);
+      }
+      if (two_passes) {
+        wait_wgmma(0);
+        parallel({block_M, block_N}, [&](Expr i, Expr j) {
+          dsT_shared(i, j) = qkT(i, j) * (dpT(i, j) - delta(j)) * sm_scale;
+        });
       }
       gemm(pT_shared, do_, dv, square);
       gemm(dsT_shared, q, dk, square);

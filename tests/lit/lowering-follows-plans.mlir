@@ -78,3 +78,35 @@ func.func @wrong_warps(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<
 func.func @bad_split(%X: memref<64xf32>) attributes {bad = #tl.row<split = 3>} {
   return
 }
+
+// -----
+
+// A plan that puts a tile on bytes a gemm left in flight still reads
+// (tl-plan-shared-memory keeps such a gemm's operands live to its wait):
+// writing it before the wait is refused.
+func.func @shared_write_same_bytes(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 attributes {tl.fragment_layout = "wgmma"} {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared {tl.offset = 0 : i64} : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared {tl.offset = 8192 : i64} : memref<64x64xf16, #tl.scope<shared>>
+    %p = tl.alloc_shared {tl.offset = 8192 : i64} : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment {tl.layout = #tl.wgmma<warps = [4, 1]>} : memref<64x64xf32, #tl.scope<fragment>>
+    %d = tl.alloc_fragment {tl.layout = #tl.wgmma<warps = [4, 1]>} : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] {tl.tma_copy} : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] {tl.tma_copy} : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %d {clear_accum} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    // expected-note @+1 {{the gemm left in flight (wg_wait = -1)}}
+    tl.gemm %a, %b, %c {clear_accum, wg_wait = -1 : i64} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %d[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+      %h = arith.truncf %v : f32 to f16
+      // expected-error @+1 {{writes shared memory that a gemm in flight reads: wait_wgmma first}}
+      memref.store %h, %p[%i, %j] : memref<64x64xf16, #tl.scope<shared>>
+    }
+    tl.wait_wgmma 0
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

@@ -127,3 +127,41 @@ func.func @wait_elsewhere(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memr
   }
   return
 }
+
+// -----
+
+// Element writes to a shared tile the gemm in flight does not read run
+// before the wait (the staged backward's P^T while dP^T runs).
+// CHECK-LABEL: gpu.func @shared_write_elsewhere
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: vector.store {{.*}}#gpu.address_space<workgroup>>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @shared_write_elsewhere(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %p = tl.alloc_shared : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    %d = tl.alloc_fragment : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.gemm %a, %b, %d {clear_accum} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.gemm %a, %b, %c {clear_accum, wg_wait = -1} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    tl.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %d[%i, %j] : memref<64x64xf32, #tl.scope<fragment>>
+      %e = math.exp2 %v : f32
+      %h = arith.truncf %e : f32 to f16
+      memref.store %h, %p[%i, %j] : memref<64x64xf16, #tl.scope<shared>>
+    }
+    tl.wait_wgmma 0
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+

@@ -156,6 +156,26 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
     }
 }
 
+TEST_CASE("MHA backward computing P while its dP gemm runs (bwdPWhileDp)", "[mha][small]") {
+  // The staged wgmma backward waits for S^T only, writes P^T into S^T's
+  // registers and its tile while dP^T runs, then dS^T. tunedConfig's from
+  // S = 1024 (where it asks for it, and where it does not: forced on, the
+  // producer warpgroup included), ragged, outputs poisoned; deterministic.
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, tl::testing::tunedArch());
+      REQUIRE(config.bwdStaged);
+      CHECK(config.bwdPWhileDp == mha::pWhileDpSpillsLess(config, dim, causal));
+      config.bwdPWhileDp = true;
+      INFO("D=" << dim << " causal=" << causal);
+      checkMHA(1, 2, 200, dim, causal, config, mha::Outputs::poisoned);
+      checkMHA(2, 1, 131, dim, causal, config);
+      mha::AttentionConfig deterministic = config;
+      deterministic.deterministic = true;
+      checkMHA(1, 2, 200, dim, causal, deterministic, mha::Outputs::poisoned);
+    }
+}
+
 TEST_CASE("MHA deterministic at short lengths (the short D = 64 backward restaged)",
           "[mha][small]") {
   // Below S = 1024 tunedConfig's D = 64 backward on sm_90a is the reference's

@@ -128,6 +128,11 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
               (c.bwdWgmma && !(dim == 64 && causal) && (seq >= 1024 || dim == 256 || tileable)));
         // Key blocks fastest in the grid where that was faster.
         CHECK(c.bwdKeysFastest == (seq >= 1024 && (!causal || dim == 256)));
+        // P while dP runs where ptxas spills less with it: the staged wgmma
+        // backward at D = 64 without the producer (causal) and D = 128
+        // non-causal; kept in turns unless the producer comes at D = 64.
+        CHECK(c.bwdPWhileDp ==
+              (c.bwdWgmma && ((dim == 64 && !c.bwdProducer) || (dim == 128 && !causal))));
         mha::AttentionConfig d = mha::deterministicConfig(c, dim, causal, seq, "sm_90a");
         CHECK(d.deterministic);
         // Wherever the producer can take the tile, it takes it in turns.
@@ -141,6 +146,7 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         CHECK(d.bwdBlockM == (restaged ? 128 : c.bwdBlockM));
         CHECK(d.bwdBlockN == (restaged ? 128 : c.bwdBlockN));
         CHECK(d.bwdThreads == (restaged ? 256 : c.bwdThreads));
+        CHECK(d.bwdPWhileDp == (c.bwdPWhileDp && !(dim == 64 && d.bwdProducer)));
         // Heads fastest (turns wait less) but at D = 256 non-causal from S = 4096.
         CHECK(d.bwdKeysFastest == (dim == 256 && !causal && seq >= 4096));
         mha::AttentionConfig consumersAdd = c; // the tile without the producer
@@ -173,6 +179,7 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         CHECK((ampere.bwdBlockM == ampereTuned.bwdBlockM &&
                ampere.bwdBlockN == ampereTuned.bwdBlockN));
         CHECK_FALSE(ampereTuned.bwdKeysFastest);
+        CHECK_FALSE(ampereTuned.bwdPWhileDp);
         // The restaging is sm_90a's and tunedConfig's short D = 64 one's only:
         // elsewhere the reference's program stays, in turns.
         for (const char *arch : {"sm_80", "sm_86"}) {

@@ -20,7 +20,8 @@
 //                [--stage-o=0|1]
 //                [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1]
 //                [--bwd-producer=0|1] [--dq-tile=0|1]
-//                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] [B,H,S,D ...]
+//                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1]
+//                [--bwd-p-while-dp=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged); --fwd
 // changes the forward's blocks, threads and stages only: its loop, producer warpgroup, pingpong
 // and O tile stay tunedConfig's for the shape (D = 64 from S = 4096: the producer and pingpong)
@@ -36,6 +37,8 @@
 // a time (sm_90a: 16-byte vector reductions), or the reference's (AttentionConfig::bwdDqMmaTiles).
 // --bwd-keys-fastest=0|1: the staged backward's grid numbers key blocks fastest or heads
 // (AttentionConfig::bwdKeysFastest).
+// --bwd-p-while-dp=0|1: the staged wgmma backward computes P while its dP gemm runs or after
+// (AttentionConfig::bwdPWhileDp).
 // --deterministic: the backward sums dQ in key-block order (mha::deterministicConfig).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
@@ -96,6 +99,7 @@ int dqTile = -1;            // --dq-tile=0|1: dQ added a tile at a time or not
 int convertDq = -1;         // --convert-dq=0|1: the main kernel converts dQ or the postprocess
 int dqMmaTiles = -1;        // --dq-mma-tiles=0|1: dQ in accumulator tile order or the reference's
 int keysFastest = -1; // --bwd-keys-fastest=0|1: the staged backward's grid, key blocks fastest
+int pWhileDp = -1;    // --bwd-p-while-dp=0|1: P while the dP gemm runs, or after
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -139,6 +143,12 @@ mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool 
                                     bool dqTile = false, bool keysFastest = false) {
   mha::AttentionConfig c = bwd(m, n, threads, stages, true, true);
   c.bwdProducer = producer, c.bwdDqTile = dqTile, c.bwdKeysFastest = keysFastest;
+  return c;
+}
+
+/// `c` computing P while its dP gemm runs (bwdPWhileDp).
+mha::AttentionConfig withPWhileDp(mha::AttentionConfig c) {
+  c.bwdPWhileDp = true;
   return c;
 }
 
@@ -251,7 +261,8 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 /// staged one on wgmma at the blocks that fit without spilling (ptxas -v), with
 /// a producer warpgroup, and with dQ handed to it as a tile (one stage: no room
 /// for the tile with two; not at D = 256); the last ones again with the grid's
-/// key blocks fastest (bwdKeysFastest).
+/// key blocks fastest (bwdKeysFastest); and tunedConfig's with P computed
+/// while the dP gemm runs (bwdPWhileDp).
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)
     return {bwd(128, 128, 256, 1),
@@ -268,7 +279,9 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 128, 256, 2, true),
             bwdWgmmaStaged(128, 128, 256, 1, true, true),
             bwdWgmmaStaged(128, 128, 256, 1, false, false, true),
-            bwdWgmmaStaged(128, 128, 256, 1, true, true, true)};
+            bwdWgmmaStaged(128, 128, 256, 1, true, true, true),
+            withPWhileDp(bwdWgmmaStaged(128, 128, 256, 1)),
+            withPWhileDp(bwdWgmmaStaged(128, 128, 256, 1, true, true, true))};
   // (Not the staged 64x64 blocks on 128 threads at D = 128 and 256: their
   // fragments need more registers than a thread has, so their gemms fall back
   // to the CUDA cores, as tlc warns; 614 ms against 4 at D = 128, S = 4096.)
@@ -281,13 +294,17 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 64, 256, 1, true),
             bwdWgmmaStaged(128, 64, 256, 2, true),
             bwdWgmmaStaged(128, 64, 256, 1, true, true),
-            bwdWgmmaStaged(128, 64, 256, 1, true, true, true)};
+            bwdWgmmaStaged(128, 64, 256, 1, true, true, true),
+            withPWhileDp(bwdWgmmaStaged(128, 64, 256, 1, true, true)),
+            withPWhileDp(bwdWgmmaStaged(128, 64, 256, 1, true, true, true))};
   return {bwd(64, 64, 256, 1),
           bwd(64, 32, 256, 2),
           bwd(32, 32, 256, 1),
           bwdWgmmaStaged(64, 64, 256, 1),
           bwdWgmmaStaged(64, 64, 256, 1, true),
-          bwdWgmmaStaged(64, 64, 256, 1, true, false, true)};
+          bwdWgmmaStaged(64, 64, 256, 1, true, false, true),
+          withPWhileDp(bwdWgmmaStaged(64, 64, 256, 1, true)),
+          withPWhileDp(bwdWgmmaStaged(64, 64, 256, 1, true, false, true))};
 }
 
 std::string forwardText(const mha::AttentionConfig &c) {
@@ -305,7 +322,8 @@ std::string backwardText(const mha::AttentionConfig &c) {
          (c.bwdProducer ? " producer" : "") + (c.bwdDqTile ? " dq-tile" : "") +
          (c.bwdConvertDq ? " convert-dq" : "") +
          (c.bwdDqMmaTiles && !c.bwdDqTile ? " dq-mma-tiles" : "") +
-         (c.bwdStaged && c.bwdKeysFastest ? " keys-fastest" : "");
+         (c.bwdStaged && c.bwdKeysFastest ? " keys-fastest" : "") +
+         (c.bwdStaged && c.bwdWgmma && c.bwdPWhileDp ? " p-while-dp" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time
@@ -372,6 +390,7 @@ void run(const Shape &s, bool causal) {
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
     c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile, c.bwdKeysFastest = b.bwdKeysFastest;
+    c.bwdPWhileDp = b.bwdPWhileDp;
   }
   // --deterministic after --autotune (its candidates are not): the consumers'
   // dQ tiles dropped unless --dq-tile=1 (below). --bwd keeps the reference's
@@ -403,6 +422,8 @@ void run(const Shape &s, bool causal) {
     c.bwdDqMmaTiles = dqMmaTiles == 1;
   if (keysFastest >= 0)
     c.bwdKeysFastest = keysFastest == 1;
+  if (pWhileDp >= 0)
+    c.bwdPWhileDp = pWhileDp == 1;
   // tunedConfig's dQ tile is the producer's to add: where the flags take away
   // what it needs (mha::producerTakesDqTile) or ask for adds in accumulator
   // tile order, it goes too, unless --dq-tile asks for it.
@@ -491,7 +512,8 @@ int main(int argc, char **argv) {
         {"--pingpong", &pingpong},        {"--fwd-producer", &fwdProducer},
         {"--dq-tile", &dqTile},           {"--convert-dq", &convertDq},
         {"--bwd-wgmma", &bwdWgmma},       {"--dq-mma-tiles", &dqMmaTiles},
-        {"--bwd-producer", &bwdProducer}, {"--bwd-keys-fastest", &keysFastest}};
+        {"--bwd-producer", &bwdProducer}, {"--bwd-keys-fastest", &keysFastest},
+        {"--bwd-p-while-dp", &pWhileDp}};
     auto flag = std::find_if(std::begin(switches), std::end(switches), [&](const auto &s) {
       return arg == s.first + "=0" || arg == s.first + "=1";
     });
@@ -515,7 +537,8 @@ int main(int argc, char **argv) {
           "[--autotune[=forward|backward]] [--autotune-warm] [--deterministic] "
           "[--stage-o=0|1] [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1] "
           "[--bwd-producer=0|1] [--dq-tile=0|1] "
-          "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] [B,H,S,D ...]\n");
+          "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] "
+          "[--bwd-p-while-dp=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

@@ -539,6 +539,7 @@ private:
     Location loc;
     Block *block;                  // the wait must be in this block too
     SmallVector<Value, 3> touched; // the accumulator, and A from registers
+    SmallVector<Value, 2> reads;   // the shared tiles the wgmma reads while it runs
     Value storage;                 // the accumulator's registers
     struct Result {
       int64_t firstSlot, width;
@@ -550,9 +551,13 @@ private:
   /// wgmma.wait_group, then the results of the gemms it waited for.
   LogicalResult lowerWaitWgmma(WaitWgmmaOp op);
   void storeWgmmaResults(const InFlightGemm &gemm);
-  /// While gemms are in flight, `op` may do register work on other fragments
-  /// and issue gemms, nothing else (an error says why, at the author's line).
+  /// While gemms are in flight, `op` may do register work on other fragments,
+  /// write shared bytes no gemm in flight reads and issue gemms, nothing else
+  /// (an error says why, at the author's line).
   LogicalResult checkWhileInFlight(Operation *op);
+  /// A store in `op` to shared bytes that a gemm in flight may read (or to
+  /// bytes not known), or null.
+  Operation *writeToSharedReadInFlight(Operation *op);
   /// RS wgmma's A operand for this thread's 64-row block `block` and k step
   /// `kk`: four 32-bit registers of element pairs of the fragment `a`.
   SmallVector<Value, 4> wgmmaRegistersA(Location loc, const Fragment &a, int64_t block, int64_t kk);

@@ -9,12 +9,13 @@
 // follows address bits 7-9). A tile
 // with rotating copies (tl-plan-pipelines) takes all of them. Reuse needs no
 // barrier of its own: the lowering puts one before every shared write
-// (pipelined loads: before their prologue). The source tile of TMA
-// reduce-add boxes lives to the kernel's end (the boxes read it after its
-// last op). The rotating tiles of a warp-specialised loop live from the
-// kernel's start: its producer warpgroup loads into them while the consumers
-// still run what precedes the loop. Tiles the lowering makes itself
-// (staged operands, reduction scratch) go after the planned ones.
+// (pipelined loads: before their prologue). An operand of a gemm left in
+// flight (wg_wait = -1) lives to the wait_wgmma that completes it: the
+// tensor cores read it until then. The source tile of TMA reduce-add boxes
+// lives to the kernel's end (the boxes read it after its last op). The rotating tiles of a
+// warp-specialised loop live from the kernel's start: its producer warpgroup loads into them while
+// the consumers still run what precedes the loop. Tiles the lowering makes itself (staged operands,
+// reduction scratch) go after the planned ones.
 //
 //===----------------------------------------------------------------------===//
 #include "WgmmaOperands.h"
@@ -69,6 +70,18 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
     for (Operation *user : alloc->getUsers())
       if (isa<AtomicAddTileOp>(user) && tl.getTmaCopyAttrHelper().isAttrPresent(user))
         last = std::numeric_limits<int64_t>::max();
+    // A gemm left in flight (wg_wait = -1) reads its tiles until the
+    // wait_wgmma that completes it (the first with nothing pending after it
+    // in its block; in a loop the tile lives through the loop anyway).
+    for (Operation *user : alloc->getUsers())
+      if (auto gemm = dyn_cast<GemmOp>(user);
+          gemm && gemm.getWgWaitAttr().getInt() == -1 && gemm->getBlock() == &body)
+        for (Operation *next = gemm->getNextNode(); next; next = next->getNextNode())
+          if (auto wait = dyn_cast<WaitWgmmaOp>(next);
+              wait && wait.getPendingAttr().getInt() == 0) {
+            last = std::max(last, position.lookup(wait));
+            break;
+          }
     // A warp-specialised loop's producer fills its tiles from the start.
     for (Operation *user : alloc->getUsers())
       if (auto loop = user->getParentOfType<PipelinedOp>();
