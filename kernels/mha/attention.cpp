@@ -202,23 +202,24 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // its last wave better) (tl-bench-gpu --bwd-keys-fastest=0|1, best of two
     // alternating, results/2026-12-04-h200-session26.md).
     c.bwdKeysFastest = c.bwdWgmma && seqLen >= 1024 && (!causal || dim == 256);
-    c.bwdPWhileDp = pWhileDpSpillsLess(c, dim, causal);
+    c = withBackwardOrder(c, dim, causal);
   }
   return c;
 }
 
-bool pWhileDpSpillsLess(const AttentionConfig &config, int dim, bool causal) {
-  // P^T while dP^T runs (bwdPWhileDp), where ptxas spills less with it
-  // (session 31, ptxas -v on sm_90a at S = 1024-16384): the causal D = 64
-  // backward without the producer (60 bytes at batch 1, 40 at 2 and 4, to
-  // none) and D = 128 non-causal (4 to none). Not at D = 64 with the
-  // producer (36 to 156 bytes); level elsewhere (D = 128 causal, D = 256),
-  // where it waits for a measurement. Not yet timed on the H200.
-  if (!config.bwdWgmma || !config.bwdStaged)
-    return false;
-  if (dim == 64)
-    return !config.bwdProducer;
-  return dim == 128 && !causal;
+AttentionConfig withBackwardOrder(AttentionConfig config, int dim, bool causal) {
+  // By ptxas -v on sm_90a (session 31, S = 1024-16384, batch 1-4; not yet
+  // timed on the H200: results/2026-12-04-session31-ptxas.md). P^T while
+  // dP^T runs, in shared memory, takes the causal D = 64 backward (no
+  // producer) from 60 bytes at batch 1 and 40 at 2 and 4 to none, and D = 128
+  // non-causal from 4 to none; with the producer at D = 64 it spills 156
+  // against 36, and it is level at D = 128 causal and D = 256. P^T in
+  // registers spills more wherever it keeps wgmma (12-208 bytes at D = 64,
+  // 4-36 at D = 128): the autotuner's to try, not taken here.
+  const bool staged = config.bwdWgmma && config.bwdStaged;
+  config.bwdPRegisters = false;
+  config.bwdPWhileDp = staged && ((dim == 64 && !config.bwdProducer) || (dim == 128 && !causal));
+  return config;
 }
 
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
@@ -252,7 +253,7 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal
     staged.bwdStaged = true, staged.bwdWgmma = true, staged.bwdProducer = true;
     staged.bwdBlockM = 128, staged.bwdBlockN = 128, staged.bwdThreads = 256, staged.bwdStages = 1;
     if (producerTakesDqTile(staged, dim, seqLen))
-      config = staged;
+      config = withBackwardOrder(staged, dim, causal);
   }
   // Heads fastest in the grid: with key blocks fastest all of a head's key
   // blocks start at once and wait on each other's turns at every query
@@ -274,7 +275,9 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal
   if (producerTakesDqTile(withProducer, dim, seqLen))
     config.bwdProducer = true;
   config.bwdDqTile = producerTakesDqTile(config, dim, seqLen);
-  config.bwdPWhileDp = config.bwdPWhileDp && pWhileDpSpillsLess(config, dim, causal);
+  // Where the producer came, the loop order may no longer be the one ptxas
+  // spills least with (withBackwardOrder): dropped there.
+  config.bwdPWhileDp = config.bwdPWhileDp && withBackwardOrder(config, dim, causal).bwdPWhileDp;
   return config;
 }
 
@@ -301,7 +304,7 @@ dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_
                                 config.bwdThreads, config.bwdStages, config.deterministic,
                                 config.bwdWgmma, config.bwdDqTile, config.bwdConvertDq,
                                 config.bwdDqMmaTiles, config.bwdProducer, config.bwdKeysFastest,
-                                config.bwdPWhileDp);
+                                config.bwdPWhileDp, config.bwdPRegisters);
   return flashattn_bwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.bwdThreads, config.bwdStages, config.deterministic, config.bwdDqTile,
                        config.bwdConvertDq, config.bwdDqMmaTiles);

@@ -63,6 +63,14 @@ struct AttentionConfig {
   /// dP^T: FlashAttention-3's order, the exponentials off the tensor cores'
   /// critical path. No effect on mma.sync.
   bool bwdPWhileDp = false;
+  /// The staged wgmma backward keeps P^T in registers (f16, S^T's layout),
+  /// and its dV gemm takes it from there (wgmma with A from registers)
+  /// instead of a shared tile: FlashAttention-3's backward, one tile write
+  /// and its barrier less an iteration, and the tile's bytes free. With
+  /// bwdPWhileDp the dV gemm runs while dS^T is computed. Warpgroups along
+  /// M only (wgmma's A from registers): not at D = 256's 64-row blocks, whose
+  /// gemms would then leave wgmma. No effect on mma.sync.
+  bool bwdPRegisters = false;
 };
 
 /// The head dims the attention programs take: 64, 128 and 256.
@@ -86,9 +94,11 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 /// which is slower.
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 
-/// Whether the staged wgmma backward in `config` takes bwdPWhileDp: where
-/// ptxas spills less with it (tunedConfig, deterministicConfig).
-bool pWhileDpSpillsLess(const AttentionConfig &config, int dim, bool causal);
+/// `config` with the staged wgmma backward's loop order (bwdPWhileDp,
+/// bwdPRegisters) that ptxas spills least with, for head dim `dim`,
+/// causality and its producer warpgroup (tunedConfig, deterministicConfig);
+/// both off elsewhere.
+AttentionConfig withBackwardOrder(AttentionConfig config, int dim, bool causal);
 
 /// `config` with the deterministic backward (AttentionConfig::deterministic),
 /// for head dim `dim`, causality, length `seqLen` and target `arch`, its dQ added the

@@ -19,7 +19,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
                              int block_M, int block_N, int threads, int num_stages,
                              bool deterministic, bool wgmma, bool dq_tile, bool convert_dq,
                              bool mma_tile_dq, bool producer_warpgroup, bool keys_fastest,
-                             bool p_while_dp) {
+                             bool p_while_dp, bool p_registers) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType dtype = f16;
@@ -54,7 +54,11 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
     Buffer do_ = alloc_shared({block_N, dim}, dtype);
     Buffer lse_shared = alloc_shared({block_N}, accum_dtype);
     Buffer delta = alloc_shared({block_N}, accum_dtype);
-    Buffer pT_shared = alloc_shared({block_M, block_N}, dtype);  // P^T
+    // P^T in shared memory, or (p_registers, on wgmma) in registers: the dV
+    // gemm then takes it from there (FlashAttention-3's backward).
+    const bool p_in_registers = wgmma && p_registers;
+    Buffer pT = p_in_registers ? alloc_fragment({block_M, block_N}, dtype)
+                               : alloc_shared({block_M, block_N}, dtype);
     Buffer dsT_shared = alloc_shared({block_M, block_N}, dtype); // dS^T
     Buffer qkT = alloc_fragment({block_M, block_N}, accum_dtype);
     Buffer dpT = alloc_fragment({block_M, block_N}, accum_dtype);
@@ -105,7 +109,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
           Expr pij = exp2(qkT(i, j) * scale - lse_shared(j));
           if (masked)
             pij = if_then_else(by * block_M + i <= k * block_N + j, pij, 0);
-          pT_shared(i, j) = pij;
+          pT(i, j) = pij;
           if (two_passes)
             qkT(i, j) = pij;
           else
@@ -124,13 +128,18 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       } else {
         writePdS(false);
       }
+      // From registers the dV gemm goes as soon as P^T is there (in flight
+      // while dS^T is computed).
+      if (p_in_registers)
+        gemm(pT, do_, dv, square);
       if (two_passes) {
-        wait_wgmma(0);
+        wait_wgmma(p_in_registers ? 1 : 0);
         parallel({block_M, block_N}, [&](Expr i, Expr j) {
           dsT_shared(i, j) = qkT(i, j) * (dpT(i, j) - delta(j)) * sm_scale;
         });
       }
-      gemm(pT_shared, do_, dv, square);
+      if (!p_in_registers)
+        gemm(pT, do_, dv, square);
       gemm(dsT_shared, q, dk, square);
       clear(dq);
       gemm(dsT_shared, K_shared, dq,

@@ -156,24 +156,28 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
     }
 }
 
-TEST_CASE("MHA backward computing P while its dP gemm runs (bwdPWhileDp)", "[mha][small]") {
-  // The staged wgmma backward waits for S^T only, writes P^T into S^T's
-  // registers and its tile while dP^T runs, then dS^T. tunedConfig's from
-  // S = 1024 (where it asks for it, and where it does not: forced on, the
-  // producer warpgroup included), ragged, outputs poisoned; deterministic.
+TEST_CASE("MHA backward in FlashAttention-3's order (P while dP runs, P in registers)",
+          "[mha][small]") {
+  // The staged wgmma backward's loop orders: P^T computed while dP^T runs
+  // (bwdPWhileDp: S^T waited for alone, dS^T after dP^T), and P^T kept in
+  // registers for the dV gemm (bwdPRegisters; with the other, that gemm runs
+  // while dS^T is computed). Each of the four on tunedConfig's backward from
+  // S = 1024 (the producer warpgroup included where it has one), ragged,
+  // outputs poisoned; deterministic.
   for (int dim : {64, 128, 256})
-    for (bool causal : {false, true}) {
-      mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, tl::testing::tunedArch());
-      REQUIRE(config.bwdStaged);
-      CHECK(config.bwdPWhileDp == mha::pWhileDpSpillsLess(config, dim, causal));
-      config.bwdPWhileDp = true;
-      INFO("D=" << dim << " causal=" << causal);
-      checkMHA(1, 2, 200, dim, causal, config, mha::Outputs::poisoned);
-      checkMHA(2, 1, 131, dim, causal, config);
-      mha::AttentionConfig deterministic = config;
-      deterministic.deterministic = true;
-      checkMHA(1, 2, 200, dim, causal, deterministic, mha::Outputs::poisoned);
-    }
+    for (bool causal : {false, true})
+      for (int order = 0; order < 4; ++order) {
+        mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, tl::testing::tunedArch());
+        REQUIRE(config.bwdStaged);
+        config.bwdPWhileDp = order & 1, config.bwdPRegisters = order & 2;
+        INFO("D=" << dim << " causal=" << causal << " while=" << config.bwdPWhileDp
+                  << " registers=" << config.bwdPRegisters);
+        checkMHA(1, 2, 200, dim, causal, config, mha::Outputs::poisoned);
+        checkMHA(2, 1, 131, dim, causal, config);
+        mha::AttentionConfig deterministic = config;
+        deterministic.deterministic = true;
+        checkMHA(1, 2, 200, dim, causal, deterministic, mha::Outputs::poisoned);
+      }
 }
 
 TEST_CASE("MHA deterministic at short lengths (the short D = 64 backward restaged)",

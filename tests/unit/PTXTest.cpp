@@ -608,6 +608,21 @@ TEST_CASE("a gemm off the tensor cores is a warning naming why and where", "[ptx
   CHECK(binary.warnings[0].starts_with("fragments take the Row layout (no tensor cores): Mma "
                                        "fragments need 256 registers per thread"));
   CHECK(binary.warnings[0].find("gemm.cpp:") != std::string::npos);
+  // The registers counted are those of the fragments live at once: the
+  // staged D = 64 backward with P^T in registers holds S^T, dP^T, P^T, dV,
+  // dK and dQ (256 registers a thread in all), but dQ's only after S^T's and
+  // dP^T's last use: wgmma, no warning. (Counting the sum it went Row.)
+  {
+    mha::AttentionConfig config = mha::tunedConfig(64, true, 4096, "sm_90a");
+    for (bool whileDp : {false, true}) {
+      config.bwdPRegisters = true, config.bwdPWhileDp = whileDp;
+      INFO("P while dP " << whileDp);
+      tl::GPUBinary backward =
+          tl::compileForGPU(mha::backwardKernel(1, 2, 4096, 64, true, config), "sm_90a");
+      CHECK(backward.fragmentLayout == "wgmma");
+      CHECK(backward.warnings.empty());
+    }
+  }
   // 256 threads share it: wgmma, no warning.
   CHECK(tl::compileForGPU(gemm::gemm(512, 512, 512, tl::DType::f16, tl::DType::f16, false, false,
                                      {128, 256, 64, 256, 2}),

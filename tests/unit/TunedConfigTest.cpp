@@ -128,11 +128,15 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
               (c.bwdWgmma && !(dim == 64 && causal) && (seq >= 1024 || dim == 256 || tileable)));
         // Key blocks fastest in the grid where that was faster.
         CHECK(c.bwdKeysFastest == (seq >= 1024 && (!causal || dim == 256)));
-        // P while dP runs where ptxas spills less with it: the staged wgmma
-        // backward at D = 64 without the producer (causal) and D = 128
-        // non-causal; kept in turns unless the producer comes at D = 64.
-        CHECK(c.bwdPWhileDp ==
-              (c.bwdWgmma && ((dim == 64 && !c.bwdProducer) || (dim == 128 && !causal))));
+        // The loop order ptxas spills least with (withBackwardOrder): P
+        // while dP runs, in shared memory, at D = 64 without the producer
+        // (causal) and at D = 128 non-causal; P in registers nowhere.
+        auto ordered = [&](const mha::AttentionConfig &x) {
+          CHECK_FALSE(x.bwdPRegisters);
+          CHECK(x.bwdPWhileDp == (x.bwdWgmma && x.bwdStaged &&
+                                  ((dim == 64 && !x.bwdProducer) || (dim == 128 && !causal))));
+        };
+        ordered(c);
         mha::AttentionConfig d = mha::deterministicConfig(c, dim, causal, seq, "sm_90a");
         CHECK(d.deterministic);
         // Wherever the producer can take the tile, it takes it in turns.
@@ -146,7 +150,7 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         CHECK(d.bwdBlockM == (restaged ? 128 : c.bwdBlockM));
         CHECK(d.bwdBlockN == (restaged ? 128 : c.bwdBlockN));
         CHECK(d.bwdThreads == (restaged ? 256 : c.bwdThreads));
-        CHECK(d.bwdPWhileDp == (c.bwdPWhileDp && !(dim == 64 && d.bwdProducer)));
+        ordered(d); // kept, or dropped where deterministicConfig adds the producer
         // Heads fastest (turns wait less) but at D = 256 non-causal from S = 4096.
         CHECK(d.bwdKeysFastest == (dim == 256 && !causal && seq >= 4096));
         mha::AttentionConfig consumersAdd = c; // the tile without the producer
@@ -179,7 +183,7 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         CHECK((ampere.bwdBlockM == ampereTuned.bwdBlockM &&
                ampere.bwdBlockN == ampereTuned.bwdBlockN));
         CHECK_FALSE(ampereTuned.bwdKeysFastest);
-        CHECK_FALSE(ampereTuned.bwdPWhileDp);
+        CHECK_FALSE((ampereTuned.bwdPWhileDp || ampereTuned.bwdPRegisters));
         // The restaging is sm_90a's and tunedConfig's short D = 64 one's only:
         // elsewhere the reference's program stays, in turns.
         for (const char *arch : {"sm_80", "sm_86"}) {

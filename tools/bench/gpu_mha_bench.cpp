@@ -21,7 +21,7 @@
 //                [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1]
 //                [--bwd-producer=0|1] [--dq-tile=0|1]
 //                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1]
-//                [--bwd-p-while-dp=0|1] [B,H,S,D ...]
+//                [--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged); --fwd
 // changes the forward's blocks, threads and stages only: its loop, producer warpgroup, pingpong
 // and O tile stay tunedConfig's for the shape (D = 64 from S = 4096: the producer and pingpong)
@@ -39,6 +39,8 @@
 // (AttentionConfig::bwdKeysFastest).
 // --bwd-p-while-dp=0|1: the staged wgmma backward computes P while its dP gemm runs or after
 // (AttentionConfig::bwdPWhileDp).
+// --bwd-p-registers=0|1: the staged wgmma backward's dV gemm takes P from registers or from a
+// shared tile (AttentionConfig::bwdPRegisters).
 // --deterministic: the backward sums dQ in key-block order (mha::deterministicConfig).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
@@ -100,6 +102,7 @@ int convertDq = -1;         // --convert-dq=0|1: the main kernel converts dQ or 
 int dqMmaTiles = -1;        // --dq-mma-tiles=0|1: dQ in accumulator tile order or the reference's
 int keysFastest = -1; // --bwd-keys-fastest=0|1: the staged backward's grid, key blocks fastest
 int pWhileDp = -1;    // --bwd-p-while-dp=0|1: P while the dP gemm runs, or after
+int pRegisters = -1;  // --bwd-p-registers=0|1: dV's gemm takes P from registers or shared
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -146,9 +149,10 @@ mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool 
   return c;
 }
 
-/// `c` computing P while its dP gemm runs (bwdPWhileDp).
-mha::AttentionConfig withPWhileDp(mha::AttentionConfig c) {
-  c.bwdPWhileDp = true;
+/// `c` computing P while its dP gemm runs (bwdPWhileDp) or not, keeping it
+/// in registers for the dV gemm (bwdPRegisters) or not.
+mha::AttentionConfig withOrder(mha::AttentionConfig c, bool whileDp, bool registers) {
+  c.bwdPWhileDp = whileDp, c.bwdPRegisters = registers;
   return c;
 }
 
@@ -261,8 +265,10 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 /// staged one on wgmma at the blocks that fit without spilling (ptxas -v), with
 /// a producer warpgroup, and with dQ handed to it as a tile (one stage: no room
 /// for the tile with two; not at D = 256); the last ones again with the grid's
-/// key blocks fastest (bwdKeysFastest); and tunedConfig's with P computed
-/// while the dP gemm runs (bwdPWhileDp).
+/// key blocks fastest (bwdKeysFastest); and in FlashAttention-3's loop
+/// orders: P computed while the dP gemm runs (bwdPWhileDp, tunedConfig's at
+/// D = 64 causal and D = 128 non-causal) and P kept in registers for the dV
+/// gemm (bwdPRegisters; not at D = 256, whose blocks would leave wgmma).
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)
     return {bwd(128, 128, 256, 1),
@@ -280,8 +286,11 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 128, 256, 1, true, true),
             bwdWgmmaStaged(128, 128, 256, 1, false, false, true),
             bwdWgmmaStaged(128, 128, 256, 1, true, true, true),
-            withPWhileDp(bwdWgmmaStaged(128, 128, 256, 1)),
-            withPWhileDp(bwdWgmmaStaged(128, 128, 256, 1, true, true, true))};
+            withOrder(bwdWgmmaStaged(128, 128, 256, 1), true, false),
+            withOrder(bwdWgmmaStaged(128, 128, 256, 1), false, true),
+            withOrder(bwdWgmmaStaged(128, 128, 256, 1), true, true),
+            withOrder(bwdWgmmaStaged(128, 128, 256, 1, true, true), true, false),
+            withOrder(bwdWgmmaStaged(128, 128, 256, 1, true, true), false, true)};
   // (Not the staged 64x64 blocks on 128 threads at D = 128 and 256: their
   // fragments need more registers than a thread has, so their gemms fall back
   // to the CUDA cores, as tlc warns; 614 ms against 4 at D = 128, S = 4096.)
@@ -295,16 +304,17 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 64, 256, 2, true),
             bwdWgmmaStaged(128, 64, 256, 1, true, true),
             bwdWgmmaStaged(128, 64, 256, 1, true, true, true),
-            withPWhileDp(bwdWgmmaStaged(128, 64, 256, 1, true, true)),
-            withPWhileDp(bwdWgmmaStaged(128, 64, 256, 1, true, true, true))};
+            withOrder(bwdWgmmaStaged(128, 64, 256, 1, true, true), true, false),
+            withOrder(bwdWgmmaStaged(128, 64, 256, 1, true, true, true), true, false),
+            withOrder(bwdWgmmaStaged(128, 64, 256, 1, true, true), false, true)};
   return {bwd(64, 64, 256, 1),
           bwd(64, 32, 256, 2),
           bwd(32, 32, 256, 1),
           bwdWgmmaStaged(64, 64, 256, 1),
           bwdWgmmaStaged(64, 64, 256, 1, true),
           bwdWgmmaStaged(64, 64, 256, 1, true, false, true),
-          withPWhileDp(bwdWgmmaStaged(64, 64, 256, 1, true)),
-          withPWhileDp(bwdWgmmaStaged(64, 64, 256, 1, true, false, true))};
+          withOrder(bwdWgmmaStaged(64, 64, 256, 1, true), true, false),
+          withOrder(bwdWgmmaStaged(64, 64, 256, 1, true, false, true), true, false)};
 }
 
 std::string forwardText(const mha::AttentionConfig &c) {
@@ -323,7 +333,8 @@ std::string backwardText(const mha::AttentionConfig &c) {
          (c.bwdConvertDq ? " convert-dq" : "") +
          (c.bwdDqMmaTiles && !c.bwdDqTile ? " dq-mma-tiles" : "") +
          (c.bwdStaged && c.bwdKeysFastest ? " keys-fastest" : "") +
-         (c.bwdStaged && c.bwdWgmma && c.bwdPWhileDp ? " p-while-dp" : "");
+         (c.bwdStaged && c.bwdWgmma && c.bwdPWhileDp ? " p-while-dp" : "") +
+         (c.bwdStaged && c.bwdWgmma && c.bwdPRegisters ? " p-registers" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time
@@ -390,7 +401,7 @@ void run(const Shape &s, bool causal) {
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
     c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile, c.bwdKeysFastest = b.bwdKeysFastest;
-    c.bwdPWhileDp = b.bwdPWhileDp;
+    c.bwdPWhileDp = b.bwdPWhileDp, c.bwdPRegisters = b.bwdPRegisters;
   }
   // --deterministic after --autotune (its candidates are not): the consumers'
   // dQ tiles dropped unless --dq-tile=1 (below). --bwd keeps the reference's
@@ -424,6 +435,8 @@ void run(const Shape &s, bool causal) {
     c.bwdKeysFastest = keysFastest == 1;
   if (pWhileDp >= 0)
     c.bwdPWhileDp = pWhileDp == 1;
+  if (pRegisters >= 0)
+    c.bwdPRegisters = pRegisters == 1;
   // tunedConfig's dQ tile is the producer's to add: where the flags take away
   // what it needs (mha::producerTakesDqTile) or ask for adds in accumulator
   // tile order, it goes too, unless --dq-tile asks for it.
@@ -513,7 +526,7 @@ int main(int argc, char **argv) {
         {"--dq-tile", &dqTile},           {"--convert-dq", &convertDq},
         {"--bwd-wgmma", &bwdWgmma},       {"--dq-mma-tiles", &dqMmaTiles},
         {"--bwd-producer", &bwdProducer}, {"--bwd-keys-fastest", &keysFastest},
-        {"--bwd-p-while-dp", &pWhileDp}};
+        {"--bwd-p-while-dp", &pWhileDp},  {"--bwd-p-registers", &pRegisters}};
     auto flag = std::find_if(std::begin(switches), std::end(switches), [&](const auto &s) {
       return arg == s.first + "=0" || arg == s.first + "=1";
     });
@@ -538,7 +551,7 @@ int main(int argc, char **argv) {
           "[--stage-o=0|1] [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1] "
           "[--bwd-producer=0|1] [--dq-tile=0|1] "
           "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] "
-          "[--bwd-p-while-dp=0|1] [B,H,S,D ...]\n");
+          "[--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

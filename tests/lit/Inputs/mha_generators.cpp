@@ -34,7 +34,9 @@ TLC_GENERATOR(flash_bwd_staged,
 // The backward main kernel sm_90a's tunedConfig ships for a shape, with the
 // dQ accumulator in accumulator tile order or the reference's, and dQ added
 // a tile at a time (dq_tile: with the producer warpgroup, handed to it) or not,
-// deterministic (dQ summed in turns) or not.
+// deterministic (dQ summed in turns) or not, P computed while the dP gemm
+// runs or after (p_while_dp) and kept in registers for the dV gemm or not
+// (p_registers; -1: as tunedConfig has them).
 TLC_GENERATOR(flash_bwd_tuned, ({{"batch", 4},
                                  {"heads", 16},
                                  {"seq_len", 4096},
@@ -42,12 +44,18 @@ TLC_GENERATOR(flash_bwd_tuned, ({{"batch", 4},
                                  {"causal", 0},
                                  {"mma_tile_dq", 1},
                                  {"dq_tile", 0},
-                                 {"deterministic", 0}}))
+                                 {"deterministic", 0},
+                                 {"p_while_dp", -1},
+                                 {"p_registers", -1}}))
 (const tl::dsl::GeneratorArgs &a) {
   mha::AttentionConfig config = mha::tunedConfig(a["dim"], a["causal"] != 0, a["seq_len"]);
   config.bwdDqMmaTiles = a["mma_tile_dq"] != 0;
   config.bwdDqTile = a["dq_tile"] != 0;
   config.deterministic = a["deterministic"] != 0;
+  if (a["p_while_dp"] >= 0) // -1: tunedConfig's
+    config.bwdPWhileDp = a["p_while_dp"] != 0;
+  if (a["p_registers"] >= 0)
+    config.bwdPRegisters = a["p_registers"] != 0;
   return mha::backwardKernel(a["batch"], a["heads"], a["seq_len"], a["dim"], a["causal"] != 0,
                              config);
 }

@@ -3,18 +3,103 @@
 #include "WgmmaOperands.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <functional>
+#include <limits>
 
 using namespace mlir;
 
 namespace tl::gpu_lowering {
 namespace {
 
-/// Registers a thread may spend on Mma fragments (16-bit elements counted in
-/// pairs): the hardware's 255. Beyond it they cannot stay in registers and the
-/// kernel is better off with Row fragments in local memory. What ptxas needs
-/// on top (addresses, temporaries) is not counted: not every fragment lives
-/// through the whole kernel, and the PTX test checks shipped kernels for spills.
+/// Registers a thread may spend on the Mma fragments live at once (16-bit
+/// elements counted in pairs; peakRegisters): the hardware's 255. Beyond it
+/// they cannot stay in registers and the kernel is better off with Row
+/// fragments in local memory. What ptxas needs on top (addresses,
+/// temporaries) is not counted: the PTX test checks shipped kernels for spills.
 constexpr int64_t kRegisterBudget = 255;
+
+/// Whether `op` defines all of `fragment` without reading it: a fill, a copy
+/// into it, a gemm that clears it.
+bool definesWhole(Operation *op, Value fragment) {
+  if (auto fill = dyn_cast<FillOp>(op))
+    return fill.getBuffer() == fragment;
+  if (auto copy = dyn_cast<CopyOp>(op))
+    return copy.getDst() == fragment;
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return gemm.getC() == fragment && gemm.getClearAccum();
+  return false;
+}
+
+/// The most registers per thread that the fragments (`own`: each one's
+/// registers) hold at once. A fragment lives from its first use to its last
+/// in program order (the kernel's ops numbered in pre-order), through a whole
+/// loop where it is used outside the loop too or where the loop's body does
+/// not begin with an op directly in it that defines all of it (its value then
+/// crosses iterations), and, used by a gemm left in flight (wg_wait = -1; A
+/// from registers, or its accumulator), to the wait_wgmma that completes it. The
+/// staged attention backward's S^T, dP^T, P^T and dQ fragments are not all
+/// live at once, where their sum (256) passes the budget.
+int64_t peakRegisters(KernelOp func, const llvm::DenseMap<Value, int64_t> &own) {
+  llvm::DenseMap<Operation *, int64_t> first, last; // an op's position, its last nested one's
+  int64_t next = 0;
+  std::function<void(Operation *)> number = [&](Operation *op) {
+    first[op] = next++;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Operation &inner : block)
+          number(&inner);
+    last[op] = next - 1;
+  };
+  number(func);
+  std::vector<std::pair<int64_t, int64_t>> changes; // (position, registers added there)
+  for (auto [fragment, registers] : own) {
+    int64_t from = std::numeric_limits<int64_t>::max(), to = -1;
+    llvm::SmallPtrSet<Operation *, 4> loops;
+    for (Operation *user : fragment.getUsers()) {
+      from = std::min(from, first.lookup(user)), to = std::max(to, first.lookup(user));
+      for (Operation *loop = user->getParentOp(); loop && loop != func.getOperation();
+           loop = loop->getParentOp())
+        if (isa<scf::ForOp, scf::WhileOp, PipelinedOp>(loop))
+          loops.insert(loop);
+      // wait_wgmma(N) completes all but the newest N gemms in flight.
+      if (auto gemm = dyn_cast<GemmOp>(user); gemm && gemm.getWgWaitAttr().getInt() == -1) {
+        int64_t newer = 0;
+        for (Operation *after = gemm->getNextNode(); after; after = after->getNextNode()) {
+          if (auto issued = dyn_cast<GemmOp>(after))
+            newer += issued.getWgWaitAttr().getInt() == -1;
+          if (auto wait = dyn_cast<WaitWgmmaOp>(after);
+              wait && wait.getPendingAttr().getInt() <= newer) {
+            to = std::max(to, first.lookup(wait));
+            break;
+          }
+        }
+      }
+    }
+    if (to < 0)
+      continue;
+    for (Operation *loop : loops) {
+      Operation *earliest = nullptr;
+      bool outside = false;
+      for (Operation *user : fragment.getUsers()) {
+        if (!loop->isProperAncestor(user))
+          outside = true;
+        else if (!earliest || first.lookup(user) < first.lookup(earliest))
+          earliest = user;
+      }
+      if (outside || earliest->getParentOp() != loop || !definesWhole(earliest, fragment))
+        from = std::min(from, first.lookup(loop)), to = std::max(to, last.lookup(loop));
+    }
+    changes.push_back({from, registers});
+    changes.push_back({to + 1, -registers});
+  }
+  llvm::sort(changes); // at one position, ends (negative) before starts
+  int64_t live = 0, most = 0;
+  for (auto [position, registers] : changes)
+    most = std::max(most, live += registers);
+  return most;
+}
 
 /// Bits of one element of a fragment (memref) value.
 int64_t elementBits(Value fragment) {
@@ -396,15 +481,17 @@ FragmentLayouts inferFragmentLayouts(KernelOp func, std::string &why, bool wgmma
         ok = inference.fail("a fragment takes no Mma layout: " +
                             std::to_string(Inference::shape(fragment).size()) + "-D fragment");
     int64_t most = 0; // the fragment taking the most registers: the one to blame
+    llvm::DenseMap<Value, int64_t> own;
     for (auto &[fragment, layout] : inference.layouts) { // 16-bit elements go in pairs
-      int64_t own = (layout.count() * elementBits(fragment) + 31) / 32;
-      registers += own;
-      if (own > most)
-        most = own, inference.current = fragment.getDefiningOp();
+      own[fragment] = (layout.count() * elementBits(fragment) + 31) / 32;
+      if (own[fragment] > most)
+        most = own[fragment], inference.current = fragment.getDefiningOp();
     }
+    registers = peakRegisters(func, own);
     if (ok && registers > kRegisterBudget)
       ok = inference.fail("Mma fragments need " + std::to_string(registers) +
-                          " registers per thread, past the " + std::to_string(kRegisterBudget) +
+                          " registers per thread at once, past the " +
+                          std::to_string(kRegisterBudget) +
                           " a thread has; more threads would share them");
   }
   if (!ok || inference.layouts.empty()) {
