@@ -284,12 +284,12 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal
 bool supportedHeadDim(int dim) { return dim == 64 || dim == 128 || dim == 256; }
 
 dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
-                           const AttentionConfig &config) {
+                           const AttentionConfig &config, dsl::DType dtype) {
   BlockSizes b =
       config.fwdBlockM ? BlockSizes{config.fwdBlockM, config.fwdBlockN} : forwardBlocks(dim);
   return flashattn_fwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.fwdThreads, config.fwdStages, config.fwdWgmma, config.fwdProducer,
-                       config.fwdStageO, config.fwdOverlap, config.fwdPingpong);
+                       config.fwdStageO, config.fwdOverlap, config.fwdPingpong, dtype);
 }
 
 BlockSizes backwardBlocks(int dim, const AttentionConfig &config) {
@@ -297,34 +297,34 @@ BlockSizes backwardBlocks(int dim, const AttentionConfig &config) {
 }
 
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
-                            const AttentionConfig &config) {
+                            const AttentionConfig &config, dsl::DType dtype) {
   BlockSizes b = backwardBlocks(dim, config);
   if (config.bwdStaged)
     return flashattn_bwd_staged(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                                 config.bwdThreads, config.bwdStages, config.deterministic,
                                 config.bwdWgmma, config.bwdDqTile, config.bwdConvertDq,
                                 config.bwdDqMmaTiles, config.bwdProducer, config.bwdKeysFastest,
-                                config.bwdPWhileDp, config.bwdPRegisters);
+                                config.bwdPWhileDp, config.bwdPRegisters, dtype);
   return flashattn_bwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.bwdThreads, config.bwdStages, config.deterministic, config.bwdDqTile,
-                       config.bwdConvertDq, config.bwdDqMmaTiles);
+                       config.bwdConvertDq, config.bwdDqMmaTiles, dtype);
 }
 
 dsl::Program preprocessKernel(int batch, int heads, int seq_len, int dim,
-                              const AttentionConfig &config) {
-  return flashattn_bwd_preprocess(batch, heads, seq_len, dim, 128, !config.bwdConvertDq);
+                              const AttentionConfig &config, dsl::DType dtype) {
+  return flashattn_bwd_preprocess(batch, heads, seq_len, dim, 128, !config.bwdConvertDq, dtype);
 }
 
 dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,
-                               const AttentionConfig &config) {
+                               const AttentionConfig &config, dsl::DType dtype) {
   return flashattn_bwd_postprocess(batch, heads, seq_len, dim, 128,
-                                   dqOrder(config.bwdDqTile, config.bwdDqMmaTiles));
+                                   dqOrder(config.bwdDqTile, config.bwdDqMmaTiles), dtype);
 }
 
 namespace {
 
-/// Q, K, V and dO: f16 tensors of one [batch, seq, heads, dim] shape, with a
-/// head dim the programs take.
+/// Q, K, V and dO: tensors of one [batch, seq, heads, dim] shape and one
+/// element type, f16 or bf16, with a head dim the programs take.
 void checkAttentionInputs(const HostTensor &Q, const HostTensor &K, const HostTensor &V,
                           const HostTensor &dO) {
   const std::vector<std::int64_t> &shape = Q.shape();
@@ -336,9 +336,13 @@ void checkAttentionInputs(const HostTensor &Q, const HostTensor &K, const HostTe
       throw std::invalid_argument(std::string("attention: ") + name + " is " +
                                   runtime::formatShape(tensor->shape()) + " but Q is " +
                                   runtime::formatShape(shape));
-    if (tensor->dtype() != dsl::f16)
-      throw std::invalid_argument(std::string("attention: ") + name + " must be f16, got " +
+    if (tensor->dtype() != dsl::f16 && tensor->dtype() != dsl::bf16)
+      throw std::invalid_argument(std::string("attention: ") + name + " must be f16 or bf16, got " +
                                   dsl::toString(tensor->dtype()));
+    if (tensor->dtype() != Q.dtype())
+      throw std::invalid_argument(std::string("attention: ") + name + " is " +
+                                  std::string(dsl::toString(tensor->dtype())) + " but Q is " +
+                                  dsl::toString(Q.dtype()));
   }
   for (std::int64_t extent : shape)
     if (extent < 1 || extent > std::numeric_limits<int>::max())
@@ -358,13 +362,14 @@ AttentionResult attentionForwardBackward(HostTensor &Q, HostTensor &K, HostTenso
   const std::vector<std::int64_t> &shape = Q.shape();
   int batch = static_cast<int>(shape[0]), seq = static_cast<int>(shape[1]);
   int heads = static_cast<int>(shape[2]), dim = static_cast<int>(shape[3]);
-  auto fwd = compile(forwardKernel(batch, heads, seq, dim, causal, config), backend);
+  const dsl::DType dtype = Q.dtype();
+  auto fwd = compile(forwardKernel(batch, heads, seq, dim, causal, config, dtype), backend);
   const bool zeroDq = !config.bwdConvertDq; // by the preprocess (preprocessKernel)
-  auto prep = compile(preprocessKernel(batch, heads, seq, dim, config), backend);
-  auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config), backend);
+  auto prep = compile(preprocessKernel(batch, heads, seq, dim, config, dtype), backend);
+  auto bwd = compile(backwardKernel(batch, heads, seq, dim, causal, config, dtype), backend);
   std::unique_ptr<Kernel> post;
   if (!config.bwdConvertDq)
-    post = compile(postprocessKernel(batch, heads, seq, dim, config), backend);
+    post = compile(postprocessKernel(batch, heads, seq, dim, config, dtype), backend);
 
   std::optional<float> fill;
   if (outputs == Outputs::poisoned)

@@ -35,7 +35,7 @@ struct AttentionConfig {
   /// kernel then takes a dQ_turns tensor after dQ (mha.h's backwardTensors).
   /// deterministicConfig sets it on a tuned configuration.
   bool deterministic = false;
-  /// The backward's main kernel converts dQ to f16 itself (the key block
+  /// The backward's main kernel converts dQ to f16 (bf16) itself (the key block
   /// that adds last into a query block's rows, flashattn_bwd's convert_dq)
   /// and leaves the accumulator zero: no postprocess kernel, no zeroing
   /// before each launch. It then takes a dQ_count tensor after dQ (and
@@ -122,7 +122,8 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal
 /// where the main kernel converts dQ: it must start zero).
 enum class Outputs { zeroed, poisoned };
 
-/// Q, K, V, dO: [batch, seq, heads, dim] f16, all of one shape, any batch,
+/// Q, K, V, dO: [batch, seq, heads, dim], f16 or bf16, all of one shape and
+/// element type (the outputs O, dQ, dK, dV take it too), any batch,
 /// seq and heads >= 1 and a head dim supportedHeadDim takes (else
 /// std::invalid_argument). Compiles the four programs for this shape and
 /// runs them.

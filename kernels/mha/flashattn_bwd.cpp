@@ -18,15 +18,14 @@ using namespace tl::dsl;
 
 Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                       int block_N, int threads, int num_stages, bool deterministic, bool dq_tile,
-                      bool convert_dq, bool mma_tile_dq) {
+                      bool convert_dq, bool mma_tile_dq, DType dtype) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
-  const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_bwd");
   BackwardTensors t =
-      backwardTensors(p, batch, heads, seq_len, dim, block_N, deterministic, convert_dq);
+      backwardTensors(p, batch, heads, seq_len, dim, block_N, deterministic, convert_dq, dtype);
   auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dQCount, dK, dV, dQOut] = t;
 
   p.kernel({heads, ceildiv(seq_len, block_M), batch}, threads, [&](Expr bx, Expr by, Expr bz) {
@@ -113,15 +112,15 @@ Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal
 }
 
 BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, int dim, int block_N,
-                                bool deterministic, bool convert_dq) {
+                                bool deterministic, bool convert_dq, DType dtype) {
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const std::vector<std::int64_t> rows = {batch, heads, seq_len};
   const std::vector<std::int64_t> queryBlocks = dqTurnsShape(batch, heads, seq_len, block_N);
   BackwardTensors t;
-  t.Q = p.tensor("Q", shape, f16);
-  t.K = p.tensor("K", shape, f16);
-  t.V = p.tensor("V", shape, f16);
-  t.dO = p.tensor("dO", shape, f16);
+  t.Q = p.tensor("Q", shape, dtype);
+  t.K = p.tensor("K", shape, dtype);
+  t.V = p.tensor("V", shape, dtype);
+  t.dO = p.tensor("dO", shape, dtype);
   t.lse = p.tensor("lse", rows, f32);
   t.Delta = p.tensor("Delta", rows, f32);
   t.dQ = p.tensor("dQ", dqAccumulatorShape(batch, heads, seq_len, dim), f32);
@@ -129,10 +128,10 @@ BackwardTensors backwardTensors(Program &p, int batch, int heads, int seq_len, i
     t.dQTurns = p.tensor("dQ_turns", queryBlocks, i32);
   if (convert_dq)
     t.dQCount = p.tensor("dQ_count", queryBlocks, i32);
-  t.dK = p.output("dK", shape, f16);
-  t.dV = p.output("dV", shape, f16);
+  t.dK = p.output("dK", shape, dtype);
+  t.dV = p.output("dV", shape, dtype);
   if (convert_dq)
-    t.dQOut = p.output("dQ_out", shape, f16);
+    t.dQOut = p.output("dQ_out", shape, dtype);
   return t;
 }
 

@@ -1,4 +1,4 @@
-// Backward postprocess: dQ (f32, in make_dq_layout order) -> f16, after the
+// Backward postprocess: dQ (f32, in make_dq_layout order) -> f16 (or bf16), after the
 // reference (whose dQ has seq_len rows: ours is padded to whole groups of 16,
 // see dqAccumulatorShape; the copy drops the padding rows). It reads dQ in
 // the order the backward wrote it (DqOrder).
@@ -26,8 +26,7 @@ void annotateDqOrder(const Buffer &dQ, DqOrder order) {
 }
 
 Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim, int threads,
-                                  DqOrder order) {
-  const DType dtype = f16;
+                                  DqOrder order, DType dtype) {
   const DType accum_dtype = f32;
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const int blk = 64;

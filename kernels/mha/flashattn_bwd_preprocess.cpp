@@ -13,8 +13,7 @@ namespace tl::kernels::mha {
 using namespace tl::dsl;
 
 Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int threads,
-                                 bool zero_dq) {
-  const DType dtype = f16;
+                                 bool zero_dq, DType dtype) {
   const DType accum_dtype = f32;
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
   const int blk = 32;

@@ -19,15 +19,14 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
                              int block_M, int block_N, int threads, int num_stages,
                              bool deterministic, bool wgmma, bool dq_tile, bool convert_dq,
                              bool mma_tile_dq, bool producer_warpgroup, bool keys_fastest,
-                             bool p_while_dp, bool p_registers) {
+                             bool p_while_dp, bool p_registers, DType dtype) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
-  const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_bwd");
   BackwardTensors t =
-      backwardTensors(p, batch, heads, seq_len, dim, block_N, deterministic, convert_dq);
+      backwardTensors(p, batch, heads, seq_len, dim, block_N, deterministic, convert_dq, dtype);
   auto [Q, K, V, dO, lse, Delta, dQ, dQTurns, dQCount, dK, dV, dQOut] = t;
 
   // Block (bx, by, bz): keys by*block_M .. +block_M of head bx, batch bz; it

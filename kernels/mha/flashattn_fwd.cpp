@@ -18,10 +18,10 @@ using namespace tl::dsl;
 
 Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                       int block_N, int threads, int num_stages, bool allow_wgmma,
-                      bool producer_warpgroup, bool stage_O, bool overlap, bool pingpong) {
+                      bool producer_warpgroup, bool stage_O, bool overlap, bool pingpong,
+                      DType dtype) {
   const double scale = std::pow(1.0 / dim, 0.5) * 1.44269504; // log2(e)
   const std::vector<std::int64_t> shape = {batch, seq_len, heads, dim};
-  const DType dtype = f16;
   const DType accum_dtype = f32;
 
   Program p("flash_fwd");

@@ -35,17 +35,21 @@ namespace tl::kernels::mha {
 /// overlapped loop's S(k) and P(k-1) V(k-1)), so that one warpgroup's
 /// softmax runs while the next one's gemms take the tensor cores (on
 /// sm_90a's wgmma path with two warpgroups or more; elsewhere nothing changes).
+/// Every attention program takes its element type as `dtype` (the
+/// reference's f16, or bf16: Q, K, V, dO, O, dQ, dK, dV and the shared tiles
+/// and fragments that hold them; lse, Delta and the accumulators stay f32).
 dsl::Program flashattn_fwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
                            bool allow_wgmma = false, bool producer_warpgroup = false,
-                           bool stage_O = false, bool overlap = false, bool pingpong = false);
+                           bool stage_O = false, bool overlap = false, bool pingpong = false,
+                           dsl::DType dtype = dsl::f16);
 
 /// Delta = rowsum(O * dO)               (out_idx = [2])
 /// `zero_dq` (not the reference's): it also zeroes the dQ accumulator (a
 /// parameter after dO, dqAccumulatorShape), as FlashAttention-2's does, so
 /// that the backward needs no memset before it (out_idx = [3]).
 dsl::Program flashattn_bwd_preprocess(int batch, int heads, int seq_len, int dim, int threads = 128,
-                                      bool zero_dq = false);
+                                      bool zero_dq = false, dsl::DType dtype = dsl::f16);
 
 /// How the backward orders its f32 dQ accumulator (dqAccumulatorShape):
 /// the reference's make_dq_layout; make_mma_tile_layout (not the
@@ -63,7 +67,8 @@ void annotateDqOrder(const dsl::Buffer &dQ, DqOrder order);
 /// dQ_out = f16(dQ read through make_dq_layout)   (out_idx = [1])
 /// `order`: how the backward laid dQ out (DqOrder).
 dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int dim,
-                                       int threads = 128, DqOrder order = DqOrder::reference);
+                                       int threads = 128, DqOrder order = DqOrder::reference,
+                                       dsl::DType dtype = dsl::f16);
 
 /// dK, dV = flashattn_bwd(Q, K, V, dO, lse, Delta, dQ); dQ accumulates
 /// atomically through make_dq_layout    (out_idx = [7, 8])
@@ -81,25 +86,26 @@ dsl::Program flashattn_bwd_postprocess(int batch, int heads, int seq_len, int di
 /// of the dQ gemm's accumulator (DqOrder::mmaTiles).
 /// `convert_dq` (not the reference's): the key block that adds last into a
 /// query block's dQ rows (last_to_arrive on a dQ_count counter) writes them
-/// out as f16 (the postprocess's work) and sets them back to zero, so the
+/// out as `dtype` (the postprocess's work) and sets them back to zero, so the
 /// backward needs neither the postprocess nor a zeroed dQ before each launch
 /// (only before the first): one more output, dQ_out.
 dsl::Program flashattn_bwd(int batch, int heads, int seq_len, int dim, bool is_causal, int block_M,
                            int block_N, int threads = 32, int num_stages = 0,
                            bool deterministic = false, bool dq_tile = false,
-                           bool convert_dq = false, bool mma_tile_dq = false);
+                           bool convert_dq = false, bool mma_tile_dq = false,
+                           dsl::DType dtype = dsl::f16);
 /// The backward main kernel's parameters, declared on `p` in the order both
 /// backward programs take them (the attention API calls either alike): Q, K,
-/// V, dO (f16), lse, Delta (f32 rows), dQ (f32, accumulated), for a
+/// V, dO (`dtype`), lse, Delta (f32 rows), dQ (f32, accumulated), for a
 /// deterministic backward dQ_turns, for one that converts dQ dQ_count (each
 /// i32 [batch, heads, query blocks of block_N rows], zeros before the first
-/// launch, zeros again after each), then the outputs dK, dV (f16) and, when
-/// it converts dQ, dQ_out (f16).
+/// launch, zeros again after each), then the outputs dK, dV (`dtype`) and, when
+/// it converts dQ, dQ_out (`dtype`).
 struct BackwardTensors {
   dsl::Buffer Q, K, V, dO, lse, Delta, dQ, dQTurns, dQCount, dK, dV, dQOut;
 };
 BackwardTensors backwardTensors(dsl::Program &p, int batch, int heads, int seq_len, int dim,
-                                int block_N, bool deterministic, bool convert_dq);
+                                int block_N, bool deterministic, bool convert_dq, dsl::DType dtype);
 /// The shape of a deterministic backward's dQ_turns and of a converting
 /// one's dQ_count: one counter per query block of block_N rows of each head.
 std::vector<std::int64_t> dqTurnsShape(int batch, int heads, int seq_len, int block_N);
@@ -150,7 +156,7 @@ dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bo
                                   bool dq_tile = false, bool convert_dq = false,
                                   bool mma_tile_dq = false, bool producer_warpgroup = false,
                                   bool keys_fastest = false, bool p_while_dp = false,
-                                  bool p_registers = false);
+                                  bool p_registers = false, dsl::DType dtype = dsl::f16);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in
@@ -176,20 +182,22 @@ BlockSizes backwardBlocks(int dim);
 BlockSizes backwardBlocks(int dim, const AttentionConfig &config);
 
 /// The forward and backward main kernels of `config` for a problem shape
-/// (block sizes 0: the reference's for the head dim).
+/// (block sizes 0: the reference's for the head dim), on `dtype` (f16 or
+/// bf16) Q, K, V, dO, O, dQ, dK and dV; lse, Delta and the dQ accumulator
+/// are f32 either way.
 dsl::Program forwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
-                           const AttentionConfig &config);
+                           const AttentionConfig &config, dsl::DType dtype = dsl::f16);
 dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_causal,
-                            const AttentionConfig &config);
+                            const AttentionConfig &config, dsl::DType dtype = dsl::f16);
 /// The preprocess backwardKernel's main kernel follows: it zeroes the dQ
 /// accumulator (a parameter after dO), unless config.bwdConvertDq (the main
 /// kernel then leaves the accumulator zero itself).
 dsl::Program preprocessKernel(int batch, int heads, int seq_len, int dim,
-                              const AttentionConfig &config);
+                              const AttentionConfig &config, dsl::DType dtype = dsl::f16);
 /// The postprocess that reads the dQ accumulator backwardKernel writes (none
 /// to run when config.bwdConvertDq: the main kernel converts dQ itself).
 dsl::Program postprocessKernel(int batch, int heads, int seq_len, int dim,
-                               const AttentionConfig &config);
+                               const AttentionConfig &config, dsl::DType dtype = dsl::f16);
 
 /// Every kernel we ship for `arch`, by file stem, at the reference test's
 /// shape: the reference's configurations (causal and not) and the tuned ones

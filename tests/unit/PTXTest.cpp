@@ -543,6 +543,48 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
     }
 }
 
+TEST_CASE("tuned attention in bf16: wgmma and mma.sync on bf16, spills as in f16", "[ptx]") {
+  // The same programs on bf16 Q, K, V and dO: tunedConfig's kernels at the
+  // benchmark's S = 4096 on sm_90a (producers, dQ tile, the loop orders) and
+  // the reference's S = 256 on sm_80 assemble with bf16 tensor-core
+  // instructions, no C75xx, and spill no more than their f16 twins.
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  if (!fs::exists(ptxas)) {
+    WARN("ptxas not found at " << ptxas << ": nothing to check");
+    return;
+  }
+  ScratchDir scratch("tl-bf16-ptx");
+  auto spills = [&](const std::string &ptx, const std::string &arch) {
+    auto [status, output] = assemble(ptxas, ptx, arch, scratch.path, "bf16");
+    INFO(output);
+    REQUIRE(status == 0);
+    CHECK(output.find("(C75") == std::string::npos);
+    std::smatch bytes;
+    REQUIRE(std::regex_search(output, bytes, std::regex("(\\d+) bytes spill stores")));
+    return std::stoi(bytes[1]);
+  };
+  for (auto [arch, seq] : {std::pair<std::string, int>{"sm_90a", 4096}, {"sm_80", 256}})
+    for (int dim : {64, 128, 256})
+      for (bool causal : {false, true})
+        for (bool forward : {true, false}) {
+          INFO(arch << " D=" << dim << " causal=" << causal
+                    << (forward ? " forward" : " backward"));
+          mha::AttentionConfig config = mha::tunedConfig(dim, causal, seq, arch);
+          std::string ptx[2];
+          for (int bf16 = 0; bf16 < 2; ++bf16) {
+            tl::dsl::DType dtype = bf16 ? tl::dsl::bf16 : tl::dsl::f16;
+            ptx[bf16] = tl::compileForGPU(
+                            forward ? mha::forwardKernel(2, 4, seq, dim, causal, config, dtype)
+                                    : mha::backwardKernel(2, 4, seq, dim, causal, config, dtype),
+                            arch)
+                            .ptx;
+          }
+          CHECK(ptx[1].find(".f32.bf16.bf16") != std::string::npos); // wgmma and mma.sync
+          CHECK(ptx[1].find(".f16.f16") == std::string::npos);
+          CHECK(spills(ptx[1], arch) <= spills(ptx[0], arch));
+        }
+}
+
 TEST_CASE("use_producer_warpgroup where the loop cannot take one: an error at the loop's line",
           "[ptx]") {
   // A TMA loop inside another loop cannot take a producer warpgroup, whose

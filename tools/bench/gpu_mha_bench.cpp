@@ -21,7 +21,7 @@
 //                [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1]
 //                [--bwd-producer=0|1] [--dq-tile=0|1]
 //                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1]
-//                [--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [B,H,S,D ...]
+//                [--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [--bf16] [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged); --fwd
 // changes the forward's blocks, threads and stages only: its loop, producer warpgroup, pingpong
 // and O tile stay tunedConfig's for the shape (D = 64 from S = 4096: the producer and pingpong)
@@ -42,6 +42,7 @@
 // --bwd-p-registers=0|1: the staged wgmma backward's dV gemm takes P from registers or from a
 // shared tile (AttentionConfig::bwdPRegisters).
 // --deterministic: the backward sums dQ in key-block order (mha::deterministicConfig).
+// --bf16: Q, K, V, dO and the outputs in bf16, not f16 (the peers stay f16).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
 // --overlap=0|1: the forward's loop in FlashAttention-3's order or not
 // (AttentionConfig::fwdOverlap).
@@ -88,6 +89,7 @@ HostTensor filled(const std::vector<std::int64_t> &shape, tl::dsl::DType dtype) 
 
 int fwdOverride[4] = {0, 0, 0, 0}, bwdOverride[4] = {0, 0, 0, 0}; // M,N,THREADS,STAGES
 bool bwdStagedOverride = false;                         // --bwd-staged: flashattn_bwd_staged
+tl::dsl::DType elementType = tl::dsl::f16;              // --bf16: bf16
 bool autotuneForward = false, autotuneBackward = false; // --autotune[=forward|backward]
 bool deterministic = false; // --deterministic: dQ summed in key-block order
 bool coldL2Autotune = true; // --autotune-warm: the autotuner times on a warm L2 (as before)
@@ -375,16 +377,17 @@ void run(const Shape &s, bool causal) {
     overrideBackward(c);
   std::vector<std::int64_t> shape = {s.B, s.S, s.H, s.D};
   std::vector<std::int64_t> rows = {s.B, s.H, s.S};
-  HostTensor Q = filled(shape, tl::dsl::f16), K = filled(shape, tl::dsl::f16),
-             V = filled(shape, tl::dsl::f16), dO = filled(shape, tl::dsl::f16);
-  HostTensor O(shape, tl::dsl::f16), lse(rows, tl::dsl::f32), delta(rows, tl::dsl::f32);
-  HostTensor dQ(mha::dqAccumulatorShape(s.B, s.H, s.S, s.D), tl::dsl::f32),
-      dQout(shape, tl::dsl::f16), dK(shape, tl::dsl::f16), dV(shape, tl::dsl::f16);
+  const tl::dsl::DType dt = elementType;
+  HostTensor Q = filled(shape, dt), K = filled(shape, dt), V = filled(shape, dt),
+             dO = filled(shape, dt);
+  HostTensor O(shape, dt), lse(rows, tl::dsl::f32), delta(rows, tl::dsl::f32);
+  HostTensor dQ(mha::dqAccumulatorShape(s.B, s.H, s.S, s.D), tl::dsl::f32), dQout(shape, dt),
+      dK(shape, dt), dV(shape, dt);
   if (autotuneForward) {
     mha::AttentionConfig f = tuned(
         "fwd", s, causal, forwardSpace(s.D),
         [&](const mha::AttentionConfig &x) {
-          return mha::forwardKernel(s.B, s.H, s.S, s.D, causal, x);
+          return mha::forwardKernel(s.B, s.H, s.S, s.D, causal, x, dt);
         },
         {&Q, &K, &V}, forwardText);
     c.fwdBlockM = f.fwdBlockM, c.fwdBlockN = f.fwdBlockN, c.fwdThreads = f.fwdThreads,
@@ -395,7 +398,7 @@ void run(const Shape &s, bool causal) {
     mha::AttentionConfig b = tuned(
         "bwd", s, causal, backwardSpace(s.D),
         [&](const mha::AttentionConfig &x) {
-          return mha::backwardKernel(s.B, s.H, s.S, s.D, causal, x);
+          return mha::backwardKernel(s.B, s.H, s.S, s.D, causal, x, dt);
         },
         {&Q, &K, &V, &dO, &lse, &delta, &dQ}, backwardText);
     c.bwdBlockM = b.bwdBlockM, c.bwdBlockN = b.bwdBlockN, c.bwdThreads = b.bwdThreads,
@@ -442,9 +445,9 @@ void run(const Shape &s, bool causal) {
   // tile order, it goes too, unless --dq-tile asks for it.
   if (dqTile < 0 && c.bwdDqTile && (!mha::producerTakesDqTile(c, s.D, s.S) || c.bwdDqMmaTiles))
     c.bwdDqTile = false;
-  GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c));
-  GPUKernel prep(mha::preprocessKernel(s.B, s.H, s.S, s.D, c)); // zeroes dQ, or not
-  GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c));
+  GPUKernel fwd(mha::forwardKernel(s.B, s.H, s.S, s.D, causal, c, dt));
+  GPUKernel prep(mha::preprocessKernel(s.B, s.H, s.S, s.D, c, dt)); // zeroes dQ, or not
+  GPUKernel bwd(mha::backwardKernel(s.B, s.H, s.S, s.D, causal, c, dt));
   double fwdMs = fwd.benchmark({&Q, &K, &V, &O, &lse});
   double prepMs =
       c.bwdConvertDq ? prep.benchmark({&O, &dO, &delta}) : prep.benchmark({&O, &dO, &dQ, &delta});
@@ -466,7 +469,7 @@ void run(const Shape &s, bool causal) {
   double postMs = 0;
   std::unique_ptr<GPUKernel> post;
   if (!c.bwdConvertDq) {
-    post = std::make_unique<GPUKernel>(mha::postprocessKernel(s.B, s.H, s.S, s.D, c));
+    post = std::make_unique<GPUKernel>(mha::postprocessKernel(s.B, s.H, s.S, s.D, c, dt));
     postMs = post->benchmark({&dQ, &dQout});
   }
   double bwdMs = prepMs + mainMs + postMs;
@@ -484,16 +487,18 @@ void run(const Shape &s, bool causal) {
     backward.push_back({post.get(), device.of({&dQ, &dQout})});
   double bwdQueuedMs = tl::runtime::timeQueuedColdL2(backward);
   double flops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D / (causal ? 2 : 1);
-  std::printf("{\"peer\": \"tlc\", \"B\": %d, \"H\": %d, \"S\": %d, \"D\": %d, \"causal\": %d, "
+  std::printf("{\"peer\": \"tlc\", \"dtype\": \"%s\", \"B\": %d, \"H\": %d, \"S\": %d, "
+              "\"D\": %d, \"causal\": %d, "
               "\"fwd_ms\": %.4f, \"bwd_ms\": %.4f, \"bwd_parts_ms\": [%.4f, %.4f, %.4f], "
               "\"fwd_ms_queued\": %.4f, \"bwd_ms_queued\": %.4f, "
               "\"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f, "
               "\"fwd_layout\": \"%s\", \"bwd_layout\": \"%s\", \"fwd_config\": \"%s\", "
               "\"bwd_config\": \"%s\", \"deterministic\": %s, \"autotuned\": %s}\n",
-              s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs, mainMs, postMs, fwdQueuedMs,
-              bwdQueuedMs, flops / fwdMs * 1e-9, 2.5 * flops / bwdMs * 1e-9,
-              fwd.binary().fragmentLayout.c_str(), bwd.binary().fragmentLayout.c_str(),
-              forwardText(c).c_str(), backwardText(c).c_str(), c.deterministic ? "true" : "false",
+              tl::dsl::toString(dt), s.B, s.H, s.S, s.D, causal ? 1 : 0, fwdMs, bwdMs, prepMs,
+              mainMs, postMs, fwdQueuedMs, bwdQueuedMs, flops / fwdMs * 1e-9,
+              2.5 * flops / bwdMs * 1e-9, fwd.binary().fragmentLayout.c_str(),
+              bwd.binary().fragmentLayout.c_str(), forwardText(c).c_str(), backwardText(c).c_str(),
+              c.deterministic ? "true" : "false",
               autotuneForward && autotuneBackward ? "\"both\""
               : autotuneForward                   ? "\"forward\""
               : autotuneBackward                  ? "\"backward\""
@@ -518,6 +523,10 @@ int main(int argc, char **argv) {
     }
     if (arg == "--deterministic") {
       deterministic = true;
+      continue;
+    }
+    if (arg == "--bf16") {
+      elementType = tl::dsl::bf16;
       continue;
     }
     const std::pair<std::string, int *> switches[] = {
@@ -551,7 +560,7 @@ int main(int argc, char **argv) {
           "[--stage-o=0|1] [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1] "
           "[--bwd-producer=0|1] [--dq-tile=0|1] "
           "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] "
-          "[--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [B,H,S,D ...]\n");
+          "[--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [--bf16] [B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);
