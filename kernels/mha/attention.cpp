@@ -202,24 +202,12 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // its last wave better) (tl-bench-gpu --bwd-keys-fastest=0|1, best of two
     // alternating, results/2026-12-04-h200-session26.md).
     c.bwdKeysFastest = c.bwdWgmma && seqLen >= 1024 && (!causal || dim == 256);
-    c = withBackwardOrder(c, dim, causal);
+    // Not yet bwdPWhileDp (P while dP runs): ptxas spills less with it at
+    // D = 64 causal and D = 128 non-causal (results/2026-12-04-session31-ptxas.md),
+    // but it has not run on the H200 (tests, sanitizers, timing): until it
+    // has, the autotuner's spaces hold it.
   }
   return c;
-}
-
-AttentionConfig withBackwardOrder(AttentionConfig config, int dim, bool causal) {
-  // By ptxas -v on sm_90a (session 31, S = 1024-16384, batch 1-4; not yet
-  // timed on the H200: results/2026-12-04-session31-ptxas.md). P^T while
-  // dP^T runs, in shared memory, takes the causal D = 64 backward (no
-  // producer) from 60 bytes at batch 1 and 40 at 2 and 4 to none, and D = 128
-  // non-causal from 4 to none; with the producer at D = 64 it spills 156
-  // against 36, and it is level at D = 128 causal and D = 256. P^T in
-  // registers spills more wherever it keeps wgmma (12-208 bytes at D = 64,
-  // 4-36 at D = 128): the autotuner's to try, not taken here.
-  const bool staged = config.bwdWgmma && config.bwdStaged;
-  config.bwdPRegisters = false;
-  config.bwdPWhileDp = staged && ((dim == 64 && !config.bwdProducer) || (dim == 128 && !causal));
-  return config;
 }
 
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen) {
@@ -253,7 +241,7 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal
     staged.bwdStaged = true, staged.bwdWgmma = true, staged.bwdProducer = true;
     staged.bwdBlockM = 128, staged.bwdBlockN = 128, staged.bwdThreads = 256, staged.bwdStages = 1;
     if (producerTakesDqTile(staged, dim, seqLen))
-      config = withBackwardOrder(staged, dim, causal);
+      config = staged;
   }
   // Heads fastest in the grid: with key blocks fastest all of a head's key
   // blocks start at once and wait on each other's turns at every query
@@ -275,9 +263,6 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal
   if (producerTakesDqTile(withProducer, dim, seqLen))
     config.bwdProducer = true;
   config.bwdDqTile = producerTakesDqTile(config, dim, seqLen);
-  // Where the producer came, the loop order may no longer be the one ptxas
-  // spills least with (withBackwardOrder): dropped there.
-  config.bwdPWhileDp = config.bwdPWhileDp && withBackwardOrder(config, dim, causal).bwdPWhileDp;
   return config;
 }
 

@@ -94,12 +94,6 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
 /// which is slower.
 bool producerTakesDqTile(const AttentionConfig &config, int dim, int seqLen);
 
-/// `config` with the staged wgmma backward's loop order (bwdPWhileDp,
-/// bwdPRegisters) that ptxas spills least with, for head dim `dim`,
-/// causality and its producer warpgroup (tunedConfig, deterministicConfig);
-/// both off elsewhere.
-AttentionConfig withBackwardOrder(AttentionConfig config, int dim, bool causal);
-
 /// `config` with the deterministic backward (AttentionConfig::deterministic),
 /// for head dim `dim`, causality, length `seqLen` and target `arch`, its dQ added the
 /// faster way in turns: a tile at a time (bwdDqTile) exactly where the

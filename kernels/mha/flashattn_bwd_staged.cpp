@@ -7,7 +7,9 @@
 // 16 rows a warp the tensor cores wait on shared-memory bandwidth. Here both
 // go through shared memory, and every gemm takes the most square warp tiles
 // (Square): fewer ldmatrix per mma, at the price of two tile writes and the
-// barriers around them.
+// barriers around them. On wgmma, optionally, FlashAttention-3's orders: P
+// computed while the dP gemm runs (p_while_dp), P kept in registers for the
+// dV gemm (p_registers).
 #include "mha/mha.h"
 
 #include <cmath>
@@ -75,8 +77,9 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
 
     // mma.sync unless asked for wgmma: the mma.sync configurations' tiles and
     // register budgets are tuned for it (on wgmma the D=64 one spills). On
-    // wgmma the gemms go in two batches, each left in flight (wg_wait = -1)
-    // until one wait_wgmma: S^T and dP^T, then dV, dK and dQ.
+    // wgmma the gemms go in two batches, each left in flight (wg_wait = -1):
+    // S^T and dP^T, then dV, dK and dQ; each batch waited for at once, or
+    // (p_while_dp, p_registers) a gemm at a time (below).
     const GemmOptions square = {
         .policy = GemmWarpPolicy::Square, .allow_wgmma = wgmma, .wg_wait = -1};
     const GemmOptions squareBT = {

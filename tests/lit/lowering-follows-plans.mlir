@@ -110,3 +110,27 @@ func.func @shared_write_same_bytes(%A: memref<64x64xf16>, %B: memref<64x64xf16>,
   }
   return
 }
+
+// -----
+
+// An element store outside a parallel loop into a tile the gemm in flight
+// reads: refused too.
+func.func @store_into_operand(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x64xf32> {tl.output}) {
+  tl.kernel grid [1] threads 128 attributes {tl.fragment_layout = "wgmma"} {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %h = arith.constant 1.0 : f16
+    %a = tl.alloc_shared {tl.offset = 0 : i64} : memref<64x64xf16, #tl.scope<shared>>
+    %b = tl.alloc_shared {tl.offset = 8192 : i64} : memref<64x64xf16, #tl.scope<shared>>
+    %c = tl.alloc_fragment {tl.layout = #tl.wgmma<warps = [4, 1]>} : memref<64x64xf32, #tl.scope<fragment>>
+    tl.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] {tl.tma_copy} : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    tl.copy %B[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] {tl.tma_copy} : memref<64x64xf16> to memref<64x64xf16, #tl.scope<shared>>
+    // expected-note @+1 {{the gemm left in flight (wg_wait = -1)}}
+    tl.gemm %a, %b, %c {clear_accum, wg_wait = -1 : i64} : memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf16, #tl.scope<shared>>, memref<64x64xf32, #tl.scope<fragment>>
+    // expected-error @+1 {{writes shared memory that a gemm in flight reads: wait_wgmma first}}
+    memref.store %h, %b[%c0, %c0] : memref<64x64xf16, #tl.scope<shared>>
+    tl.wait_wgmma 0
+    tl.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tl.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

@@ -164,4 +164,3 @@ func.func @shared_write_elsewhere(%A: memref<64x64xf16>, %B: memref<64x64xf16>, 
   }
   return
 }
-

@@ -435,22 +435,24 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
   struct Shape {
     int batch, heads, seq, dim;
   };
-  // The D = 64 backward's allowance: its producer's 36 bytes plus a little,
-  // none without the producer. The causal one (no producer) spilled 40 bytes
-  // at batch 2 and 4 and 60 at batch 1 until it computed P while dP runs
-  // (bwdPWhileDp, session 31).
-  auto d64BackwardAllowance = [](const mha::AttentionConfig &config) {
-    return config.bwdProducer ? 48 : 0;
-  };
   // A backward computing P while its dP gemm runs waits for one gemm of two
   // (wgmma.wait_group 1) exactly where bwdPWhileDp asks for it.
   auto checkPWhileDp = [](const std::string &ptx, const mha::AttentionConfig &config) {
     CHECK((ptx.find("wgmma.wait_group.sync.aligned \t1;") != std::string::npos) ==
           (config.bwdPWhileDp && config.bwdStaged && config.bwdWgmma));
   };
+  // Where P while dP runs (bwdPWhileDp, not yet tunedConfig's: it has not run
+  // on the H200) takes tunedConfig's backward to no spills (session 31): D = 64
+  // without the producer (causal; 40 bytes at batch 2 and 4, 60 at batch 1
+  // otherwise) and D = 128 non-causal (4 bytes otherwise).
+  auto pWhileDpSpillsNothing = [](const mha::AttentionConfig &config, int dim, bool causal) {
+    return config.bwdStaged && config.bwdWgmma &&
+           ((dim == 64 && !config.bwdProducer) || (dim == 128 && !causal));
+  };
   // tunedConfig's D = 64 forwards on 192-row blocks (from S = 4096, causal
-  // from 16384) and its backwards spill nothing beyond their allowances at
-  // ragged long lengths and batch 1 either.
+  // from 16384) spill nothing at ragged long lengths either, and its
+  // backwards at batch 1 no more than their allowance (the causal one: 60
+  // bytes, none with P while dP runs).
   for (int seq : {4100, 12345, 16384, 20000})
     for (bool causal : {false, true}) {
       INFO("D=64 S=" << seq << " causal=" << causal);
@@ -460,15 +462,21 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
       std::string backward =
           tl::compileForGPU(mha::backwardKernel(1, 32, seq, 64, causal, config), "sm_90a").ptx;
       checkPWhileDp(backward, config);
-      checkAssembled(backward, d64BackwardAllowance(config));
+      checkAssembled(backward, config.bwdProducer ? 48 : 64);
+      if (pWhileDpSpillsNothing(config, 64, causal)) {
+        config.bwdPWhileDp = true;
+        backward =
+            tl::compileForGPU(mha::backwardKernel(1, 32, seq, 64, causal, config), "sm_90a").ptx;
+        checkPWhileDp(backward, config);
+        checkAssembled(backward, 0);
+      }
     }
   for (Shape s : {Shape{4, 32, 4096, 64}, Shape{4, 16, 4096, 128}, Shape{4, 16, 4096, 256},
                   Shape{16, 32, 1024, 64}, Shape{16, 16, 1024, 128}})
     for (bool causal : {false, true}) {
       mha::AttentionConfig config = mha::tunedConfig(s.dim, causal, s.seq, "sm_90a");
-      const int backwardAllowance = s.dim == 64
-                                        ? d64BackwardAllowance(config)
-                                        : (config.bwdProducer ? producerAllowance(s.dim) : 0);
+      const int backwardAllowance =
+          s.dim == 64 ? 48 : (config.bwdProducer ? producerAllowance(s.dim) : 0);
       for (bool forward : {true, false}) {
         INFO((forward ? "forward" : "backward") << " D=" << s.dim << " causal=" << causal);
         tl::GPUBinary binary = tl::compileForGPU(
@@ -481,6 +489,17 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
           checkPWhileDp(binary.ptx, config);
         }
         checkAssembled(binary.ptx, forward ? 0 : backwardAllowance);
+      }
+      if (pWhileDpSpillsNothing(config, s.dim, causal)) {
+        mha::AttentionConfig c = config;
+        c.bwdPWhileDp = true;
+        INFO("backward D=" << s.dim << " causal=" << causal << " P while dP runs");
+        std::string ptx =
+            tl::compileForGPU(mha::backwardKernel(s.batch, s.heads, s.seq, s.dim, causal, c),
+                              "sm_90a")
+                .ptx;
+        checkPWhileDp(ptx, c);
+        checkAssembled(ptx, 0);
       }
       { // The grid's key blocks fastest (bwdKeysFastest): its numbering only.
         mha::AttentionConfig c = config;

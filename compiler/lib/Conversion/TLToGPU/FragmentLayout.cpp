@@ -1,5 +1,6 @@
 //===- FragmentLayout.cpp - layout inference for fragments ----------------===//
 #include "FragmentLayout.h"
+#include "InFlightGemms.h"
 #include "WgmmaOperands.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -21,12 +22,18 @@ namespace {
 constexpr int64_t kRegisterBudget = 255;
 
 /// Whether `op` defines all of `fragment` without reading it: a fill, a copy
-/// into it, a gemm that clears it.
+/// into all of it from registers or shared memory (a global region may run
+/// past its tensor's end, leaving elements unwritten), a gemm that clears it.
 bool definesWhole(Operation *op, Value fragment) {
   if (auto fill = dyn_cast<FillOp>(op))
     return fill.getBuffer() == fragment;
-  if (auto copy = dyn_cast<CopyOp>(op))
-    return copy.getDst() == fragment;
+  if (auto copy = dyn_cast<CopyOp>(op)) {
+    int64_t elements = 1;
+    for (int64_t extent : copy.getDstSizes())
+      elements *= extent;
+    return copy.getDst() == fragment && getMemoryScope(copy.getSrc()) != MemoryScope::global &&
+           elements == cast<MemRefType>(fragment.getType()).getNumElements();
+  }
   if (auto gemm = dyn_cast<GemmOp>(op))
     return gemm.getC() == fragment && gemm.getClearAccum();
   return false;
@@ -34,13 +41,15 @@ bool definesWhole(Operation *op, Value fragment) {
 
 /// The most registers per thread that the fragments (`own`: each one's
 /// registers) hold at once. A fragment lives from its first use to its last
-/// in program order (the kernel's ops numbered in pre-order), through a whole
-/// loop where it is used outside the loop too or where the loop's body does
-/// not begin with an op directly in it that defines all of it (its value then
-/// crosses iterations), and, used by a gemm left in flight (wg_wait = -1; A
-/// from registers, or its accumulator), to the wait_wgmma that completes it. The
-/// staged attention backward's S^T, dP^T, P^T and dQ fragments are not all
-/// live at once, where their sum (256) passes the budget.
+/// in program order (the kernel's ops numbered in pre-order; a use in a
+/// parallel loop spans the whole loop, whose body is unrolled per element),
+/// through a whole loop where it is used outside the loop too or where the
+/// loop's body does not begin with an op directly in it that defines all of
+/// it (its value then crosses iterations), and, used by a gemm left in flight
+/// (wg_wait = -1; A from registers, or its accumulator), to the wait_wgmma
+/// that completes it (completingWait). The staged attention backward with P
+/// in registers holds S^T, dP^T (64 registers each), P^T, dV, dK and dQ (32
+/// each), 256 in all, but dQ only after S^T's and dP^T's last use.
 int64_t peakRegisters(KernelOp func, const llvm::DenseMap<Value, int64_t> &own) {
   llvm::DenseMap<Operation *, int64_t> first, last; // an op's position, its last nested one's
   int64_t next = 0;
@@ -58,24 +67,18 @@ int64_t peakRegisters(KernelOp func, const llvm::DenseMap<Value, int64_t> &own) 
     int64_t from = std::numeric_limits<int64_t>::max(), to = -1;
     llvm::SmallPtrSet<Operation *, 4> loops;
     for (Operation *user : fragment.getUsers()) {
-      from = std::min(from, first.lookup(user)), to = std::max(to, first.lookup(user));
+      Operation *span = user; // the outermost parallel loop around the use
+      for (Operation *p = user->getParentOp(); p && p != func.getOperation(); p = p->getParentOp())
+        if (isa<ParallelOp>(p))
+          span = p;
+      from = std::min(from, first.lookup(span)), to = std::max(to, last.lookup(span));
       for (Operation *loop = user->getParentOp(); loop && loop != func.getOperation();
            loop = loop->getParentOp())
         if (isa<scf::ForOp, scf::WhileOp, PipelinedOp>(loop))
           loops.insert(loop);
-      // wait_wgmma(N) completes all but the newest N gemms in flight.
-      if (auto gemm = dyn_cast<GemmOp>(user); gemm && gemm.getWgWaitAttr().getInt() == -1) {
-        int64_t newer = 0;
-        for (Operation *after = gemm->getNextNode(); after; after = after->getNextNode()) {
-          if (auto issued = dyn_cast<GemmOp>(after))
-            newer += issued.getWgWaitAttr().getInt() == -1;
-          if (auto wait = dyn_cast<WaitWgmmaOp>(after);
-              wait && wait.getPendingAttr().getInt() <= newer) {
-            to = std::max(to, first.lookup(wait));
-            break;
-          }
-        }
-      }
+      if (auto gemm = dyn_cast<GemmOp>(user))
+        if (WaitWgmmaOp wait = completingWait(gemm))
+          to = std::max(to, first.lookup(wait));
     }
     if (to < 0)
       continue;

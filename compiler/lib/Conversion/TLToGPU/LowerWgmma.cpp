@@ -294,22 +294,19 @@ LogicalResult KernelLowering::checkWhileInFlight(Operation *op) {
   });
   if (walk.wasInterrupted())
     return fail("touches a fragment of a gemm still in flight: wait_wgmma first");
-  // Register work on other fragments, more gemms, and element writes to
-  // shared bytes no gemm in flight reads (the staged backward's P^T while
-  // dP^T runs; a tile may share bytes with one whose last use is such a
-  // gemm, so the test is on bytes, not tiles).
+  // Register work on other fragments, more gemms, and element writes (in
+  // parallel loops or not) to shared bytes no gemm in flight reads (the
+  // staged backward's P^T while dP^T runs; a tile may share bytes with one
+  // whose last use is such a gemm, so the test is on bytes, not tiles).
   // (A tl.pingpong's gemms are checked one by one as they are lowered.)
-  if (isa<ParallelOp>(op) && bodyTouches(op, /*fragmentsNotShared=*/false)) {
-    if (Operation *write = writeToSharedReadInFlight(op)) {
-      InFlightDiagnostic error =
-          write->emitOpError("writes shared memory that a gemm in flight reads: wait_wgmma first");
-      error.attachNote(first.loc) << "the gemm left in flight (wg_wait = -1)";
-      return error;
-    }
-    return success();
+  if (Operation *write = writeToSharedReadInFlight(op)) {
+    InFlightDiagnostic error =
+        write->emitOpError("writes shared memory that a gemm in flight reads: wait_wgmma first");
+    error.attachNote(first.loc) << "the gemm left in flight (wg_wait = -1)";
+    return error;
   }
-  bool registerWork = isa<GemmOp, PingpongOp, AllocFragmentOp, AllocLocalOp, AllocSharedOp>(op) ||
-                      isa<ParallelOp>(op);
+  bool registerWork =
+      isa<GemmOp, PingpongOp, AllocFragmentOp, AllocLocalOp, AllocSharedOp, ParallelOp>(op);
   if (auto reduce = dyn_cast<ReduceOp>(op))
     registerWork = fragments.count(reduce.getSrc()) && fragments.count(reduce.getDst()) &&
                    fragments.find(reduce.getSrc())->second.layout.kind != FragmentLayout::Kind::Row;
@@ -323,18 +320,6 @@ LogicalResult KernelLowering::checkWhileInFlight(Operation *op) {
   return success();
 }
 
-/// The bytes [begin, end) a shared view may touch (all copies of a rotating
-/// tile), or nothing where the view's range is not known.
-static std::optional<std::array<int64_t, 2>> sharedRangeOf(Value view) {
-  Operation *def = view.getDefiningOp();
-  if (!def)
-    return std::nullopt;
-  DenseI64ArrayAttr range = tlDialect(def).getSharedRangeAttrHelper().getAttr(def);
-  if (!range || range.size() != 2)
-    return std::nullopt;
-  return std::array<int64_t, 2>{range[0], range[1]};
-}
-
 Operation *KernelLowering::writeToSharedReadInFlight(Operation *op) {
   Operation *found = nullptr;
   op->walk([&](Operation *store) {
@@ -345,10 +330,10 @@ Operation *KernelLowering::writeToSharedReadInFlight(Operation *op) {
       buffer = a.getDst();
     if (found || !buffer || !isShared(buffer))
       return;
-    auto written = sharedRangeOf(buffer);
+    auto written = sharedBytesOf(buffer);
     for (const InFlightGemm &gemm : inFlightGemms)
       for (Value read : gemm.reads) {
-        auto bytes = sharedRangeOf(read);
+        auto bytes = sharedBytesOf(read);
         if (!written || !bytes || ((*written)[0] < (*bytes)[1] && (*bytes)[0] < (*written)[1]))
           found = store;
       }

@@ -18,6 +18,7 @@
 // reduction scratch) go after the planned ones.
 //
 //===----------------------------------------------------------------------===//
+#include "InFlightGemms.h"
 #include "WgmmaOperands.h"
 #include "tl/Conversion/Passes.h"
 #include "tl/Dialect/TL/TLDialect.h"
@@ -71,17 +72,13 @@ SmallVector<Tile> sharedTiles(KernelOp kernel) {
       if (isa<AtomicAddTileOp>(user) && tl.getTmaCopyAttrHelper().isAttrPresent(user))
         last = std::numeric_limits<int64_t>::max();
     // A gemm left in flight (wg_wait = -1) reads its tiles until the
-    // wait_wgmma that completes it (the first with nothing pending after it
-    // in its block; in a loop the tile lives through the loop anyway).
+    // wait_wgmma that completes it (in a loop the tile lives through the
+    // loop anyway).
     for (Operation *user : alloc->getUsers())
-      if (auto gemm = dyn_cast<GemmOp>(user);
-          gemm && gemm.getWgWaitAttr().getInt() == -1 && gemm->getBlock() == &body)
-        for (Operation *next = gemm->getNextNode(); next; next = next->getNextNode())
-          if (auto wait = dyn_cast<WaitWgmmaOp>(next);
-              wait && wait.getPendingAttr().getInt() == 0) {
-            last = std::max(last, position.lookup(wait));
-            break;
-          }
+      if (auto gemm = dyn_cast<GemmOp>(user))
+        if (WaitWgmmaOp wait = completingWait(gemm))
+          if (Operation *top = body.findAncestorOpInBlock(*wait))
+            last = std::max(last, position.lookup(top));
     // A warp-specialised loop's producer fills its tiles from the start.
     for (Operation *user : alloc->getUsers())
       if (auto loop = user->getParentOfType<PipelinedOp>();
