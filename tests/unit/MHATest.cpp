@@ -594,8 +594,10 @@ TEST_CASE("MHA in bf16: the reference's and the tuned configurations", "[mha][sm
   // programs (wgmma and mma.sync take bf16 as they take f16). The reference's
   // blocks, and tunedConfig's at a short length and (on a ragged one, as in
   // the tests above) at S = 1024's, where the backward is the staged wgmma
-  // one with its producer warpgroup, dQ tile and FlashAttention-3's loop
-  // orders; outputs poisoned. Against the fp32 reference on the bf16 inputs.
+  // one with its producer warpgroup and dQ tile, and there in
+  // FlashAttention-3's loop orders too (P while dP runs, in registers: bf16
+  // wgmma with A from registers); outputs poisoned. Against the fp32
+  // reference on the bf16 inputs.
   checkMHA(1, 2, 200, 64, true, {}, mha::Outputs::poisoned, tl::dsl::bf16);
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true}) {
@@ -605,6 +607,11 @@ TEST_CASE("MHA in bf16: the reference's and the tuned configurations", "[mha][sm
                mha::Outputs::poisoned, tl::dsl::bf16);
       checkMHA(2, 1, 132, dim, causal, mha::tunedConfig(dim, causal, 1024, arch),
                mha::Outputs::poisoned, tl::dsl::bf16);
+      if (dim != 256) { // (P in registers needs warpgroups along M: not D = 256's blocks)
+        mha::AttentionConfig orders = mha::tunedConfig(dim, causal, 1024, arch);
+        orders.bwdPWhileDp = orders.bwdPRegisters = true;
+        checkMHA(1, 2, 132, dim, causal, orders, mha::Outputs::poisoned, tl::dsl::bf16);
+      }
     }
 }
 

@@ -564,9 +564,11 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
 
 TEST_CASE("tuned attention in bf16: wgmma and mma.sync on bf16, spills as in f16", "[ptx]") {
   // The same programs on bf16 Q, K, V and dO: tunedConfig's kernels at the
-  // benchmark's S = 4096 on sm_90a (producers, dQ tile, the loop orders) and
-  // the reference's S = 256 on sm_80 assemble with bf16 tensor-core
-  // instructions, no C75xx, and spill no more than their f16 twins.
+  // benchmark's S = 4096 on sm_90a (producer warpgroups, the dQ tile; and
+  // the backward in FlashAttention-3's loop orders, P in registers at D = 64
+  // and 128) and the reference's S = 256 on sm_80 assemble with bf16
+  // tensor-core instructions, no C75xx, and spill no more than their f16
+  // twins.
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
   if (!fs::exists(ptxas)) {
     WARN("ptxas not found at " << ptxas << ": nothing to check");
@@ -585,10 +587,16 @@ TEST_CASE("tuned attention in bf16: wgmma and mma.sync on bf16, spills as in f16
   for (auto [arch, seq] : {std::pair<std::string, int>{"sm_90a", 4096}, {"sm_80", 256}})
     for (int dim : {64, 128, 256})
       for (bool causal : {false, true})
-        for (bool forward : {true, false}) {
+        for (int kernel = 0; kernel < 3; ++kernel) {
+          const bool forward = kernel == 0, orders = kernel == 2;
+          if (orders && (arch != "sm_90a" || dim == 256))
+            continue;
           INFO(arch << " D=" << dim << " causal=" << causal
-                    << (forward ? " forward" : " backward"));
+                    << (forward  ? " forward"
+                        : orders ? " backward, P in registers"
+                                 : " backward"));
           mha::AttentionConfig config = mha::tunedConfig(dim, causal, seq, arch);
+          config.bwdPWhileDp = config.bwdPRegisters = orders;
           std::string ptx[2];
           for (int bf16 = 0; bf16 < 2; ++bf16) {
             tl::dsl::DType dtype = bf16 ? tl::dsl::bf16 : tl::dsl::f16;
