@@ -69,6 +69,14 @@
 #             racecheck and synccheck (KEYS_FASTEST_SHAPES="B,H,S,D ..." replaces
 #             the shapes)   -> tests-keys-fastest.log, keys-fastest.jsonl,
 #                                                  sanitize-keys-fastest.log
+#   p-while-dp  session 31's untimed work: the tests of the staged backward in
+#             FlashAttention-3's loop orders and of attention in bf16, then
+#             tl-bench-gpu with P computed while dP runs and without
+#             (--bwd-p-while-dp=1|0, twice each, alternating), then the peers;
+#             the tests under memcheck, racecheck and synccheck; then
+#             tl-bench-gpu --bf16 on the same shapes (P_WHILE_DP_SHAPES="B,H,S,D ..."
+#             replaces the shapes)      -> tests-p-while-dp.log, p-while-dp.jsonl,
+#                                          sanitize-p-while-dp.log, bf16.jsonl
 #   no-lsr    tl-bench-gpu with LLVM's loop strength reduction and without it
 #             (TLC_LLVM_OPTIONS=-disable-lsr), the default run again after it
 #             (the noise), on the tuned configurations and the reference's
@@ -236,6 +244,15 @@ for part in "$@"; do
       4,16,4096,256})
     alternating bwd-keys-fastest "$out/keys-fastest.jsonl" "${args[@]}"
     sanitized "$out/sanitize-keys-fastest.log" "$test" ;;
+  p-while-dp)
+    test="MHA backward in FlashAttention-3*,MHA in bf16*"
+    ./bin/tl-gpu-tests "$test" > "$out/tests-p-while-dp.log" 2>&1
+    tail -4 "$out/tests-p-while-dp.log"
+    args=(${P_WHILE_DP_SHAPES:-4,32,4096,64 1,32,16384,64 16,32,1024,64 4,16,4096,128
+      16,16,1024,128})
+    alternating bwd-p-while-dp "$out/p-while-dp.jsonl" "${args[@]}"
+    sanitized "$out/sanitize-p-while-dp.log" "$test"
+    ./bin/tl-bench-gpu --bf16 "${args[@]}" 2>&1 | tee "$out/bf16.jsonl" ;;
   det-short)
     # The deterministic backward at short lengths: deterministicConfig's
     # choice, the staged one on wgmma with the producer taking the turns with
