@@ -96,6 +96,7 @@ void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   ConvertTLToGPUOptions lowering;
   lowering.sharedMemoryLimit = options.sharedMemoryLimit;
   lowering.targetName = options.target;
+  lowering.sm90aPlans = options.target == "sm_90a";
   lowering.fastMath = options.fastMath;
   buildGPUPlanning(pm, options);
   pm.addPass(createConvertTLToGPU(lowering));

@@ -218,6 +218,10 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"sharedMemoryLimit", "shared-memory-limit", "int64_t", /*default=*/"0",
            "Dynamic shared memory a block may use, in bytes (0: no limit)">,
+    Option<"sm90aPlans", "sm90a-plans", "bool", /*default=*/"true",
+           "Plans that need sm_90a's instructions (wgmma fragment layouts, TMA "
+           "copies and loads, producer warpgroups, wgmma kept in flight) may be "
+           "lowered; false (another target) makes each an error at its op">,
     Option<"targetName", "target", "std::string", /*default=*/"\"the target\"",
            "The target (sm_90a, ...): named in resource-limit errors; sm_90 and "
            "sm_90a add accumulator tiles with vector reductions">,

@@ -20,6 +20,36 @@ namespace tl {
 namespace tl::gpu_lowering {
 namespace {
 
+/// A kernel's plans that need sm_90a's instructions (recorded by an sm_90a
+/// planning or by hand in tl text), compiled for another target: an error at
+/// the op that carries the first, not a crash in LLVM's instruction
+/// selection (the fuzzer found a TMA copy's proxy fence so on sm_80).
+LogicalResult refuseSm90aPlans(KernelOp kernel, StringRef target) {
+  TLDialect &tl = tlDialect(kernel);
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    const char *what = nullptr;
+    if (tl.getTmaCopyAttrHelper().isAttrPresent(op))
+      what = "a TMA copy (tl.tma_copy)";
+    else if (tl.getTmaLoadsAttrHelper().isAttrPresent(op))
+      what = "TMA loads (tl.tma_loads)";
+    else if (tl.getWarpSpecializedAttrHelper().isAttrPresent(op))
+      what = "a producer warpgroup (tl.warp_specialized)";
+    else if (tl.getProducerReduceAttrHelper().isAttrPresent(op))
+      what = "a reduce-add by a producer warpgroup (tl.producer_reduce)";
+    else if (tl.getWgmmaInFlightAttrHelper().isAttrPresent(op))
+      what = "wgmma batches in flight (tl.wgmma_in_flight)";
+    else if (Attribute layout = tl.getLayoutAttrHelper().getAttr(op);
+             layout && isa<WgmmaLayoutAttr, WgmmaRowLayoutAttr>(layout))
+      what = "a wgmma fragment layout";
+    if (!what)
+      return WalkResult::advance();
+    op->emitOpError() << "is planned for " << what << ", which needs sm_90a; the target is "
+                      << target;
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 /// use_swizzle: block (x, y) takes the work of the block at the same launch
 /// position in an order that walks down `panel` rows of y before moving
 /// along x. With p = y * gx + x, the panel's first row f = p / (panel * gx) *
@@ -103,6 +133,8 @@ struct ConvertTLToGPUPass : public tl::impl::ConvertTLToGPUBase<ConvertTLToGPUPa
         kernel.emitOpError("must be inside a func.func");
         return signalPassFailure();
       }
+      if (!sm90aPlans && failed(refuseSm90aPlans(kernel, targetName)))
+        return signalPassFailure();
       int64_t threads = static_cast<int64_t>(kernel.getThreads());
       gpu::GPUFuncOp gpuFunc = outlineKernel(module, func, kernel);
       // Index-map layouts of kernel parameters only: a tile's or fragment's
