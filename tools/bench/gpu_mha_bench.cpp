@@ -268,9 +268,10 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 /// a producer warpgroup, and with dQ handed to it as a tile (one stage: no room
 /// for the tile with two; not at D = 256); the last ones again with the grid's
 /// key blocks fastest (bwdKeysFastest); and in FlashAttention-3's loop
-/// orders: P computed while the dP gemm runs (bwdPWhileDp, tunedConfig's at
-/// D = 64 causal and D = 128 non-causal) and P kept in registers for the dV
-/// gemm (bwdPRegisters; not at D = 256, whose blocks would leave wgmma).
+/// orders: P computed while the dP gemm runs (bwdPWhileDp; ptxas spills less
+/// with it at D = 64 causal and D = 128 non-causal) and P kept in registers
+/// for the dV gemm (bwdPRegisters; not at D = 256, whose blocks would leave
+/// wgmma).
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)
     return {bwd(128, 128, 256, 1),
