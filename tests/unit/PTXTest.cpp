@@ -112,6 +112,19 @@ std::pair<int, std::string> assemble(const fs::path &ptxas, const std::string &p
   return {status, readFile(log)};
 }
 
+/// The bytes ptxas spills assembling `ptx` for `arch`, which must assemble
+/// with no wgmma serialised (ptxas's C75xx advisories).
+int assembledSpills(const fs::path &ptxas, const std::string &ptx, const std::string &arch,
+                    const fs::path &dir, const std::string &name) {
+  auto [status, output] = assemble(ptxas, ptx, arch, dir, name);
+  INFO(output);
+  REQUIRE(status == 0);
+  CHECK(output.find("(C75") == std::string::npos);
+  std::smatch spills;
+  REQUIRE(std::regex_search(output, spills, std::regex("(\\d+) bytes spill stores")));
+  return std::stoi(spills[1]);
+}
+
 } // namespace
 
 TEST_CASE("shipped kernels assemble with ptxas for sm_80 and sm_90a", "[ptx]") {
@@ -424,13 +437,7 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
   // `ptx` assembles, spills at most `allowance` bytes and has no wgmma
   // serialised (ptxas's C75xx advisories).
   auto checkAssembled = [&](const std::string &ptx, int allowance) {
-    auto [status, output] = assemble(ptxas, ptx, "sm_90a", dir, "long");
-    INFO(output);
-    REQUIRE(status == 0);
-    std::smatch spills;
-    REQUIRE(std::regex_search(output, spills, std::regex("(\\d+) bytes spill stores")));
-    CHECK(std::stoi(spills[1]) <= allowance);
-    CHECK(output.find("(C75") == std::string::npos);
+    CHECK(assembledSpills(ptxas, ptx, "sm_90a", dir, "long") <= allowance);
   };
   struct Shape {
     int batch, heads, seq, dim;
@@ -576,13 +583,7 @@ TEST_CASE("tuned attention in bf16: wgmma and mma.sync on bf16, spills as in f16
   }
   ScratchDir scratch("tl-bf16-ptx");
   auto spills = [&](const std::string &ptx, const std::string &arch) {
-    auto [status, output] = assemble(ptxas, ptx, arch, scratch.path, "bf16");
-    INFO(output);
-    REQUIRE(status == 0);
-    CHECK(output.find("(C75") == std::string::npos);
-    std::smatch bytes;
-    REQUIRE(std::regex_search(output, bytes, std::regex("(\\d+) bytes spill stores")));
-    return std::stoi(bytes[1]);
+    return assembledSpills(ptxas, ptx, arch, scratch.path, "bf16");
   };
   for (auto [arch, seq] : {std::pair<std::string, int>{"sm_90a", 4096}, {"sm_80", 256}})
     for (int dim : {64, 128, 256})
