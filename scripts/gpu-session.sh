@@ -157,6 +157,13 @@
 #             NCU_BWD_SHAPES (default 4,16,4096,128 4,32,4096,64): speed of
 #             light, occupancy, launch statistics, warp states, memory, L2
 #             reductions: what issue 17's backward rows need  -> ncu-bwd.log
+#   ncu-stalls  Nsight Compute's stall reasons per issued instruction and the
+#             tensor pipe's busy share (the gmma pipe where ncu has it) on the
+#             backward's main kernel (one pass and P while dP) and cuDNN's, and on
+#             the forward's kernel and cuDNN's, at NCU_STALL_SHAPES (default
+#             4,16,4096,128 4,16,4096,256 4,32,4096,64; non-causal): what issues
+#             our warps' instructions more slowly than cuDNN's (session 32)
+#                                                 -> ncu-stalls.log, metrics.txt
 #   ncu-fwd   the same on the forward's kernel and cuDNN's (the fourth whose name
 #             has fprop or fwd) at NCU_FWD_SHAPES (default 4,16,4096,128
 #             4,32,4096,64 8,32,256,64)                         -> ncu-fwd.log
@@ -420,6 +427,26 @@ lts__average_t_sector_hit_rate_realtime.pct \
       timeout 200 ncu --clock-control none -k "regex:bprop|dgrad|bwd" --launch-skip 3 \
         --launch-count 1 "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 \
         --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
+    done ;;
+  ncu-stalls)
+    ncu --query-metrics > "$out/metrics.txt" 2>&1
+    tensor=$(grep -o "^sm__pipe_tensor_op_gmma_cycles_active\b" "$out/metrics.txt" | head -1)
+    metrics=smsp__inst_executed.sum,gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed
+    [[ -n $tensor ]] && metrics=$metrics,$tensor.avg.pct_of_peak_sustained_active
+    stalls=(--metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,$metrics")
+    for shape in ${NCU_STALL_SHAPES:-4,16,4096,128 4,16,4096,256 4,32,4096,64}; do
+      for variant in "flash_bwd" "flash_bwd --bwd-p-while-dp=1" "flash_fwd"; do
+        kernel=${variant%% *} flags=${variant#$kernel}
+        echo "--- tlc $kernel$flags $shape" | tee -a "$out/ncu-stalls.log"
+        timeout 100 ncu --clock-control none --kernel-id "::regex:^$kernel\$:1" "${stalls[@]}" \
+          ./bin/tl-bench-gpu $flags "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-stalls.log"
+      done
+      for pass in bprop fprop; do
+        echo "--- cuDNN $pass $shape" | tee -a "$out/ncu-stalls.log"
+        timeout 100 ncu --clock-control none -k "regex:$pass" --launch-skip 3 --launch-count 1 \
+          "${stalls[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 --peer sdpa-cudnn 2>&1 |
+          grep -v '^{' | tee -a "$out/ncu-stalls.log"
+      done
     done ;;
   ncu-fwd)
     for shape in ${NCU_FWD_SHAPES:-4,16,4096,128 4,32,4096,64 8,32,256,64}; do
