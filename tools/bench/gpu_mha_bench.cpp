@@ -151,13 +151,6 @@ mha::AttentionConfig bwdWgmmaStaged(int m, int n, int threads, int stages, bool 
   return c;
 }
 
-/// `c` computing P while its dP gemm runs (bwdPWhileDp) or not, keeping it
-/// in registers for the dV gemm (bwdPRegisters) or not.
-mha::AttentionConfig withOrder(mha::AttentionConfig c, bool whileDp, bool registers) {
-  c.bwdPWhileDp = whileDp, c.bwdPRegisters = registers;
-  return c;
-}
-
 /// The forward configurations --autotune tries for a head dim: those the
 /// earlier sweeps measured best or close (results/), the forward with its
 /// gemms on wgmma (RS for P V; O through a shared tile, stage_O), that with a
@@ -267,11 +260,11 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 /// staged one on wgmma at the blocks that fit without spilling (ptxas -v), with
 /// a producer warpgroup, and with dQ handed to it as a tile (one stage: no room
 /// for the tile with two; not at D = 256); the last ones again with the grid's
-/// key blocks fastest (bwdKeysFastest); and in FlashAttention-3's loop
-/// orders: P computed while the dP gemm runs (bwdPWhileDp; ptxas spills less
-/// with it at D = 64 causal and D = 128 non-causal) and P kept in registers
-/// for the dV gemm (bwdPRegisters; not at D = 256, whose blocks would leave
-/// wgmma).
+/// key blocks fastest (bwdKeysFastest). FlashAttention-3's loop orders (P
+/// while dP runs, bwdPWhileDp; P in registers, bwdPRegisters) are not here:
+/// at these blocks they made the main kernel 1-19% slower on the H200 at
+/// every shape timed (results/2026-12-05-h200-session32.md);
+/// --bwd-p-while-dp=1 and --bwd-p-registers=1 time them.
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)
     return {bwd(128, 128, 256, 1),
@@ -288,12 +281,7 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 128, 256, 2, true),
             bwdWgmmaStaged(128, 128, 256, 1, true, true),
             bwdWgmmaStaged(128, 128, 256, 1, false, false, true),
-            bwdWgmmaStaged(128, 128, 256, 1, true, true, true),
-            withOrder(bwdWgmmaStaged(128, 128, 256, 1), true, false),
-            withOrder(bwdWgmmaStaged(128, 128, 256, 1), false, true),
-            withOrder(bwdWgmmaStaged(128, 128, 256, 1), true, true),
-            withOrder(bwdWgmmaStaged(128, 128, 256, 1, true, true), true, false),
-            withOrder(bwdWgmmaStaged(128, 128, 256, 1, true, true), false, true)};
+            bwdWgmmaStaged(128, 128, 256, 1, true, true, true)};
   // The staged 64x64 blocks on 128 threads: at D = 256 their fragments hold
   // 384 registers a thread at once, so their gemms fall back to the CUDA
   // cores, as tlc warns (614 ms against 4 at D = 128, S = 4096, when D = 128
@@ -310,18 +298,13 @@ std::vector<mha::AttentionConfig> backwardSpace(int D) {
             bwdWgmmaStaged(128, 64, 256, 1, true),
             bwdWgmmaStaged(128, 64, 256, 2, true),
             bwdWgmmaStaged(128, 64, 256, 1, true, true),
-            bwdWgmmaStaged(128, 64, 256, 1, true, true, true),
-            withOrder(bwdWgmmaStaged(128, 64, 256, 1, true, true), true, false),
-            withOrder(bwdWgmmaStaged(128, 64, 256, 1, true, true, true), true, false),
-            withOrder(bwdWgmmaStaged(128, 64, 256, 1, true, true), false, true)};
+            bwdWgmmaStaged(128, 64, 256, 1, true, true, true)};
   return {bwd(64, 64, 256, 1),
           bwd(64, 32, 256, 2),
           bwd(32, 32, 256, 1),
           bwdWgmmaStaged(64, 64, 256, 1),
           bwdWgmmaStaged(64, 64, 256, 1, true),
-          bwdWgmmaStaged(64, 64, 256, 1, true, false, true),
-          withOrder(bwdWgmmaStaged(64, 64, 256, 1, true), true, false),
-          withOrder(bwdWgmmaStaged(64, 64, 256, 1, true, false, true), true, false)};
+          bwdWgmmaStaged(64, 64, 256, 1, true, false, true)};
 }
 
 std::string forwardText(const mha::AttentionConfig &c) {
