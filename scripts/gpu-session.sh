@@ -157,6 +157,14 @@
 #             NCU_BWD_SHAPES (default 4,16,4096,128 4,32,4096,64): speed of
 #             light, occupancy, launch statistics, warp states, memory, L2
 #             reductions: what issue 17's backward rows need  -> ncu-bwd.log
+#   elide-async  the wgmma kernels with tl-elide-barriers seeing through the async
+#             proxy (TLC_ELIDE_ASYNC_BARRIERS=1: the staged backward's loop loses two
+#             of its five consumer barriers an iteration): the tuned, bf16 and
+#             FlashAttention-3-order MHA tests and the sweep with it, the first three
+#             under memcheck, racecheck and synccheck with it, then tl-bench-gpu with
+#             and without it (twice each, alternating) and the peers
+#             (ELIDE_ASYNC_SHAPES="B,H,S,D ..." replaces the shapes)
+#                       -> tests-elide-async.log, sanitize-elide-async.log, elide-async.jsonl
 #   ncu-stalls  Nsight Compute's stall reasons per issued instruction and the
 #             tensor pipe's busy share (the gmma pipe where ncu has it) on the
 #             backward's main kernel (one pass and P while dP) and cuDNN's, and on
@@ -428,6 +436,20 @@ lts__average_t_sector_hit_rate_realtime.pct \
         --launch-count 1 "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 \
         --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
     done ;;
+  elide-async)
+    test="MHA in the tuned configurations*,MHA in bf16*,MHA backward in FlashAttention-3*"
+    TLC_ELIDE_ASYNC_BARRIERS=1 ./bin/tl-gpu-tests "$test,MHA random shape sweep*" \
+      > "$out/tests-elide-async.log" 2>&1
+    tail -4 "$out/tests-elide-async.log"
+    TLC_ELIDE_ASYNC_BARRIERS=1 sanitized "$out/sanitize-elide-async.log" "$test"
+    args=(${ELIDE_ASYNC_SHAPES:-4,16,4096,128 4,32,4096,64 1,32,16384,64 4,16,4096,256
+      16,32,1024,64 8,32,256,64})
+    for value in 0 1 0 1; do
+      echo "{\"elide_async_barriers\": $value}" | tee -a "$out/elide-async.jsonl"
+      TLC_ELIDE_ASYNC_BARRIERS=$value ./bin/tl-bench-gpu "${args[@]}" 2>&1 |
+        tee -a "$out/elide-async.jsonl"
+    done
+    peer sdpa_peer.py "$out/elide-async.jsonl" "${args[@]}" ;;
   ncu-stalls)
     ncu --query-metrics > "$out/metrics.txt" 2>&1
     tensor=$(grep -o "^sm__pipe_tensor_op_gmma_cycles_active\b" "$out/metrics.txt" | head -1)

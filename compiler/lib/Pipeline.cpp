@@ -45,6 +45,11 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
   Option<bool> warpSpecialize{*this, "warp-specialize",
                               llvm::cl::desc("a producer warpgroup for a TMA loop that allows one"),
                               llvm::cl::init(true)};
+  Option<bool> elideAsyncBarriers{
+      *this, "elide-async-barriers",
+      llvm::cl::desc("tl-elide-barriers sees through wgmma, proxy fences and the consumers' "
+                     "barrier (async-proxy)"),
+      llvm::cl::init(false)};
 };
 
 } // namespace
@@ -57,7 +62,8 @@ void registerTLPipelines() {
       "tl-approximate-math, tl-elide-barriers",
       [](mlir::OpPassManager &pm, const GPULoweringOptions &options) {
         buildGPULowering(pm, {options.target, options.sharedMemoryLimit, options.fastMath,
-                              options.wgmma, options.tma, options.warpSpecialize});
+                              options.wgmma, options.tma, options.warpSpecialize,
+                              options.elideAsyncBarriers});
       });
 }
 
@@ -101,7 +107,7 @@ void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   buildGPUPlanning(pm, options);
   pm.addPass(createConvertTLToGPU(lowering));
   pm.addPass(createApproximateMath());
-  pm.addPass(createElideBarriers());
+  pm.addPass(createElideBarriers({.asyncProxy = options.elideAsyncBarriers}));
   pm.addPass(createCheckSynchronisation());
 }
 

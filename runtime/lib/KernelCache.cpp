@@ -273,6 +273,10 @@ GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit) {
   options.tma = !(tma && std::string(tma) == "0");
   const char *specialize = std::getenv("TLC_WARP_SPECIALIZE"); // 0: no producer warpgroup
   options.warpSpecialize = !(specialize && std::string(specialize) == "0");
+  // TLC_ELIDE_ASYNC_BARRIERS=1: the wgmma loops' barriers that order nothing
+  // go too (GPUCompileOptions::elideAsyncBarriers).
+  const char *elide = std::getenv("TLC_ELIDE_ASYNC_BARRIERS");
+  options.elideAsyncBarriers = elide && std::string(elide) == "1";
   return options;
 }
 
@@ -283,6 +287,7 @@ std::string gpuCacheTarget(const std::string &arch, const GPUCompileOptions &opt
   return (limit ? arch + " shared<=" + std::to_string(limit) : arch) +
          (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async") +
          (options.warpSpecialize ? "" : " no-producer-warp") +
+         (options.elideAsyncBarriers ? " elide-async-barriers" : "") +
          (llvm && *llvm ? std::string(" llvm:") + llvm : "");
 }
 

@@ -110,6 +110,20 @@ TEST_CASE("the cache target names the path and LLVM's options", "[cache]") {
   ::unsetenv("TLC_LLVM_OPTIONS");
 }
 
+TEST_CASE("TLC_ELIDE_ASYNC_BARRIERS=1 turns the async barrier elision on, and keys it apart",
+          "[cache]") {
+  ::unsetenv("TLC_ELIDE_ASYNC_BARRIERS");
+  CHECK_FALSE(tl::runtime::gpuCompileOptions().elideAsyncBarriers); // off by default
+  ::setenv("TLC_ELIDE_ASYNC_BARRIERS", "1", 1);
+  tl::GPUCompileOptions options = tl::runtime::gpuCompileOptions();
+  ::unsetenv("TLC_ELIDE_ASYNC_BARRIERS");
+  CHECK(options.elideAsyncBarriers);
+  CHECK(tl::runtime::gpuCacheTarget("sm_90a", options) == "sm_90a elide-async-barriers");
+  ::setenv("TLC_ELIDE_ASYNC_BARRIERS", "0", 1);
+  CHECK_FALSE(tl::runtime::gpuCompileOptions().elideAsyncBarriers);
+  ::unsetenv("TLC_ELIDE_ASYNC_BARRIERS");
+}
+
 TEST_CASE("a corrupt or truncated entry is a miss, and is rebuilt", "[cache]") {
   TempDir dir;
   KernelCache cache(dir.path.string());

@@ -613,6 +613,50 @@ TEST_CASE("tuned attention in bf16: wgmma and mma.sync on bf16, spills as in f16
         }
 }
 
+TEST_CASE("the async barrier elision (off by default): fewer consumer barriers, clean ptxas",
+          "[ptx]") {
+  // GPUCompileOptions::elideAsyncBarriers (TLC_ELIDE_ASYNC_BARRIERS=1): the
+  // tuned sm_90a kernels at S = 4096 lose the barriers around their wgmma
+  // batches that order nothing (BarrierElision.h): the staged backward two an
+  // iteration (its loop unrolls nothing: fewer in its PTX too), none that
+  // anything needs. Off, the PTX is the shipped one (tl-mha --ptx). Not yet
+  // run on the GPU: this checks the code, not its speed or its races.
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  const bool assemble = fs::exists(ptxas);
+  if (!assemble)
+    WARN("ptxas not found at " << ptxas << ": barrier counts only");
+  ScratchDir scratch("tl-elide-async-ptx");
+  auto barriers = [](const std::string &ptx) {
+    std::size_t count = 0;
+    for (std::size_t at = ptx.find("bar.sync"); at != std::string::npos;
+         at = ptx.find("bar.sync", at + 1))
+      ++count;
+    return count;
+  };
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (bool forward : {true, false}) {
+        INFO("D=" << dim << " causal=" << causal << (forward ? " forward" : " backward"));
+        mha::AttentionConfig config = mha::tunedConfig(dim, causal, 4096, "sm_90a");
+        tl::dsl::Program program = forward ? mha::forwardKernel(2, 4, 4096, dim, causal, config)
+                                           : mha::backwardKernel(2, 4, 4096, dim, causal, config);
+        std::string ptx[2];
+        for (int elide = 0; elide < 2; ++elide)
+          ptx[elide] = tl::compileForGPU(program, "sm_90a", {.elideAsyncBarriers = elide != 0}).ptx;
+        if (forward)
+          CHECK(barriers(ptx[1]) <= barriers(ptx[0]));
+        else
+          CHECK(barriers(ptx[1]) + 2 <= barriers(ptx[0]));
+        if (assemble) {
+          int spills = assembledSpills(ptxas, ptx[1], "sm_90a", scratch.path, "elided");
+          INFO("spills " << spills << " elided, "
+                         << assembledSpills(ptxas, ptx[0], "sm_90a", scratch.path, "default")
+                         << " shipped");
+          CHECK(spills <= 128);
+        }
+      }
+}
+
 TEST_CASE("use_producer_warpgroup where the loop cannot take one: an error at the loop's line",
           "[ptx]") {
   // A TMA loop inside another loop cannot take a producer warpgroup, whose

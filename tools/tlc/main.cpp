@@ -2,11 +2,13 @@
 //
 //   tlc FILE.cpp --list
 //   tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND] [--target=sm_80|sm_90a|cpu]
-//       [-o PATH] [--print-ir-after-all] [--timing]
-//   tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--timing]
+//       [-o PATH] [--print-ir-after-all] [--timing] [--elide-async-barriers]
+//   tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--timing] [--elide-async-barriers]
 //
 // --timing prints how long each compile step took (every MLIR pass, the
-// LLVM steps, ptxas) to stderr.
+// LLVM steps, ptxas) to stderr. --elide-async-barriers lets tl-elide-barriers
+// remove the wgmma loops' barriers that order nothing too (off by default: not
+// yet run under racecheck nor timed on the GPU).
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and
@@ -45,7 +47,7 @@ namespace {
 struct Options {
   std::string input, program, emit = "tl", target = "sm_90a", output;
   std::vector<std::pair<std::string, std::string>> params;
-  bool list = false, printIRAfterAll = false, timing = false;
+  bool list = false, printIRAfterAll = false, timing = false, elideAsyncBarriers = false;
 };
 
 [[noreturn]] void usage(const std::string &problem) {
@@ -55,8 +57,9 @@ struct Options {
       "usage: tlc FILE.cpp --list\n"
       "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND]\n"
       "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all] [--timing]\n"
+      "           [--elide-async-barriers]\n"
       "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
-      "           [--timing]\n"
+      "           [--timing] [--elide-async-barriers]\n"
       "KIND: tl, planned, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
       problem.c_str());
   std::exit(2);
@@ -84,6 +87,8 @@ Options parse(int argc, char **argv) {
       o.printIRAfterAll = true;
     else if (arg == "--timing")
       o.timing = true;
+    else if (arg == "--elide-async-barriers")
+      o.elideAsyncBarriers = true;
     else if (arg == "-k")
       o.program = value("-k");
     else if (arg == "-o")
@@ -286,17 +291,21 @@ void write(const std::string &text, const Options &o) {
     fail("cannot write '" + o.output + "'");
 }
 
+/// The GPU compiler's options from tlc's flags.
+tl::GPUCompileOptions gpuOptions(const Options &o) {
+  return {.printIRAfterAll = o.printIRAfterAll,
+          .timing = o.timing,
+          .elideAsyncBarriers = o.elideAsyncBarriers};
+}
+
 /// The chosen program's output of kind `o.emit` for `o.target`.
 std::string emit(const tl::dsl::Program &program, const Options &o) {
   if (o.emit == "tl")
     return program.str();
   if (o.emit == "planned" || o.emit == "thread" || o.emit == "llvm")
-    return o.target == "cpu"
-               ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
-               : tl::emitGPUStage(program, o.target, o.emit,
-                                  {.printIRAfterAll = o.printIRAfterAll, .timing = o.timing});
-  tl::GPUBinary binary = tl::compileForGPU(
-      program, o.target, {.printIRAfterAll = o.printIRAfterAll, .timing = o.timing});
+    return o.target == "cpu" ? tl::emitCPUStage(program, o.emit, o.printIRAfterAll)
+                             : tl::emitGPUStage(program, o.target, o.emit, gpuOptions(o));
+  tl::GPUBinary binary = tl::compileForGPU(program, o.target, gpuOptions(o));
   auto warn = [&](const std::vector<std::string> &warnings) { // correct but slow
     for (const std::string &warning : warnings)
       std::fprintf(stderr, "tlc: warning: %s: %s\n", binary.name.c_str(), warning.c_str());

@@ -77,6 +77,11 @@ struct GPUCompileOptions {
   /// issues its loads on full/empty mbarriers; false keeps every thread a
   /// consumer, meeting at a barrier each iteration.
   bool warpSpecialize = true;
+  /// tl-elide-barriers also removes the wgmma loops' barriers that order
+  /// nothing (GPUPipelineOptions::elideAsyncBarriers; TLC_ELIDE_ASYNC_BARRIERS=1
+  /// for the runtime's compiles, `tlc --elide-async-barriers`). Off: not yet
+  /// run under racecheck nor timed on the GPU.
+  bool elideAsyncBarriers = false;
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,

@@ -26,6 +26,9 @@ struct GPUPipelineOptions {
   bool tma = true;
   /// A producer warpgroup for the TMA loop that allows one.
   bool warpSpecialize = true;
+  /// tl-elide-barriers also sees through the wgmma path's synchronisation
+  /// (its `async-proxy` option; BarrierElision.h). Off until timed on the GPU.
+  bool elideAsyncBarriers = false;
 };
 
 /// The GPU path's decisions, recorded on the tl program as attributes:

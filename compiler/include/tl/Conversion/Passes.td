@@ -174,6 +174,13 @@ def ElideBarriers : Pass<"tl-elide-barriers", "::mlir::ModuleOp"> {
     (`tl.shared_range`), global ones by kernel argument. BarrierElision.h has
     the rules and what it assumes.
   }];
+  let options = [
+    Option<"asyncProxy", "async-proxy", "bool", /*default=*/"false",
+           "also see through the wgmma path's synchronisation: the consumers' "
+           "named barrier (id 1) as a barrier, a proxy fence as publishing the "
+           "writes since the last one, wgmma as reading the tiles its "
+           "descriptors name (not yet measured on the GPU: off by default)">
+  ];
 }
 
 def PassTensorMaps : Pass<"tl-pass-tensor-maps"> {

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -62,15 +63,43 @@ bool conflict(ArrayRef<Access> before, ArrayRef<Access> after) {
 
 const Access kAnything{Access::Space::Anything, 0, kAll, true};
 const Access kAllShared{Access::Space::Shared, 0, kAll, true};
+const Access kAllSharedRead{Access::Space::Shared, 0, kAll, false};
+
+/// The lowering's opaque register move (KernelLowering::opaqueMove): it has
+/// side effects only so that LLVM keeps it where it is; it touches no memory.
+bool isOpaqueMove(Operation *op) {
+  auto move = dyn_cast_or_null<LLVM::InlineAsmOp>(op);
+  return move && move->getNumOperands() == 1 &&
+         (move.getAsmString() == "mov.b32 $0, $1;" || move.getAsmString() == "mov.b64 $0, $1;");
+}
+
+/// The consumers' barrier of a warp-specialised kernel (`bar.sync 1, T`,
+/// LowerWarpSpecialized.cpp): it orders the consumer threads as gpu.barrier
+/// orders the block. The producer warpgroup never meets it (it synchronises
+/// with the consumers through mbarriers), and the pingpong turns' barriers
+/// (ids 2 and up) order only pairs of warpgroups: those are not it.
+bool isConsumersBarrier(Operation *op) {
+  auto barrier = dyn_cast<NVVM::BarrierOp>(op);
+  APInt id;
+  return barrier && !barrier.getReductionOp() && barrier.getBarrierId() &&
+         matchPattern(barrier.getBarrierId(), m_ConstantInt(&id)) && id == 1;
+}
 
 /// The accesses of `op` other than barriers (ops with regions: of every op
 /// they hold). A cp.async issue counts only where `issues` says so: as a
 /// write of its tile and a read of its source, which a barrier before the
 /// issue orders against earlier accesses (the copy cannot start sooner),
 /// while no barrier after the issue orders the copy (only its wait does).
+///
+/// With `asyncProxy` it also sees through the wgmma path's synchronisation
+/// (BarrierElision.h): a proxy fence before a barrier counts as a write of all
+/// shared memory (Elider::run narrows it to the writes since the thread's last
+/// fence) and after one as nothing; a wgmma as a read of the tiles its
+/// descriptors name; a wgmma wait as a read of all shared memory; the wgmma
+/// fence and commit as nothing; the consumers' barrier as a barrier.
 class AccessFinder {
 public:
-  explicit AccessFinder(gpu::GPUFuncOp func) : func(func) {}
+  AccessFinder(gpu::GPUFuncOp func, bool asyncProxy) : func(func), asyncProxy(asyncProxy) {}
 
   void collect(Operation *op, SmallVectorImpl<Access> &out, bool issues) {
     auto add = [&](Operation *inner) {
@@ -79,6 +108,11 @@ public:
         // scf.for) are seen through; others touch what they may.
         if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
           out.push_back(kAnything);
+        return;
+      }
+      if (asyncProxy && isa<NVVM::FenceProxyOp>(inner)) {
+        if (!issues)
+          out.push_back(kAllShared);
         return;
       }
       if (auto copy = dyn_cast<NVVM::CpAsyncOp>(inner)) {
@@ -111,6 +145,21 @@ private:
       return {};
     if (isa<NVVM::CpAsyncWaitGroupOp>(op))
       return {kAllShared};
+    if (asyncProxy) {
+      if (isConsumersBarrier(op) ||
+          isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp>(op))
+        return {};
+      if (isOpaqueMove(op))
+        return {};
+      // What a wait completes may read any tile until then.
+      if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
+        return {kAllSharedRead};
+      if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+        SmallVector<Access> reads = pointedTo(mma.getDescriptorA(), false);
+        reads.append(pointedTo(mma.getDescriptorB(), false));
+        return reads;
+      }
+    }
     if (auto load = dyn_cast<memref::LoadOp>(op))
       return through(load.getMemRef(), false);
     if (auto load = dyn_cast<vector::LoadOp>(op))
@@ -224,6 +273,10 @@ private:
       return;
     }
     Operation *def = value.getDefiningOp();
+    if (asyncProxy && isOpaqueMove(def)) { // a wgmma descriptor held in place
+      addressSources(def->getOperand(0), regions, seen, unknown);
+      return;
+    }
     if (auto extract = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def)) {
       std::optional<Access> region = regionOf(extract.getSource());
       if (!region) {
@@ -242,12 +295,13 @@ private:
   }
 
   gpu::GPUFuncOp func;
+  bool asyncProxy;
   DenseMap<Operation *, SmallVector<Access>> cache;
 };
 
 class Elider {
 public:
-  explicit Elider(gpu::GPUFuncOp func) : finder(func) {}
+  Elider(gpu::GPUFuncOp func, bool asyncProxy) : finder(func, asyncProxy), asyncProxy(asyncProxy) {}
 
   /// `block` runs after a barrier P with `sinceBarrier` the accesses since;
   /// no P (a loop body) when `afterBarrier` is false.
@@ -255,9 +309,22 @@ public:
     SmallVector<Operation *> ops;
     for (Operation &op : block)
       ops.push_back(&op);
+    // (asyncProxy) The shared writes since the thread's last proxy fence in
+    // this block; unknown (nullopt) at the start of any block but the
+    // kernel's, where nothing is written yet.
+    std::optional<SmallVector<Access>> unfenced;
+    if (block.isEntryBlock() && isa<gpu::GPUFuncOp>(block.getParentOp()))
+      unfenced.emplace();
     for (size_t i = 0; i < ops.size(); ++i) {
       Operation *op = ops[i];
-      if (isa<gpu::BarrierOp>(op)) {
+      if (asyncProxy && isa<NVVM::FenceProxyOp>(op)) {
+        // It publishes this thread's writes since its last fence to the
+        // async proxy: a barrier after it orders them for the others' wgmma.
+        sinceBarrier.append(unfenced ? *unfenced : SmallVector<Access>{kAllShared});
+        unfenced.emplace();
+        continue;
+      }
+      if (isBarrier(op)) {
         if (afterBarrier && (sinceBarrier.empty() || ordersNothing(ops, i, sinceBarrier))) {
           op->erase();
           ++removed;
@@ -278,7 +345,12 @@ public:
             run(inner, false, {});
       }
       // Over-approximate: a barrier inside a branch only adds order.
+      size_t before = sinceBarrier.size();
       finder.collect(op, sinceBarrier, /*issues=*/false);
+      if (unfenced) // a fence inside `op` only narrows them
+        for (size_t a = before; a < sinceBarrier.size(); ++a)
+          if (sinceBarrier[a].write)
+            unfenced->push_back(sinceBarrier[a]);
     }
   }
 
@@ -290,20 +362,25 @@ private:
   bool ordersNothing(ArrayRef<Operation *> ops, size_t at, ArrayRef<Access> before) {
     SmallVector<Access> after;
     for (size_t j = at + 1; j < ops.size(); ++j) {
-      if (isa<gpu::BarrierOp>(ops[j]))
+      if (isBarrier(ops[j]))
         return !conflict(before, after);
       finder.collect(ops[j], after, /*issues=*/true);
     }
     return false;
   }
 
+  bool isBarrier(Operation *op) const {
+    return isa<gpu::BarrierOp>(op) || (asyncProxy && isConsumersBarrier(op));
+  }
+
   AccessFinder finder;
+  bool asyncProxy;
 };
 
 } // namespace
 
-int64_t elideRedundantBarriers(gpu::GPUFuncOp func) {
-  Elider elider(func);
+int64_t elideRedundantBarriers(gpu::GPUFuncOp func, bool asyncProxy) {
+  Elider elider(func, asyncProxy);
   // The kernel's start orders like a barrier: nothing came before.
   for (Block &block : func.getBody())
     elider.run(block, block.isEntryBlock(), {});
@@ -313,8 +390,9 @@ int64_t elideRedundantBarriers(gpu::GPUFuncOp func) {
 namespace {
 
 struct ElideBarriersPass : public tl::impl::ElideBarriersBase<ElideBarriersPass> {
+  using Base::Base;
   void runOnOperation() override {
-    getOperation().walk([](gpu::GPUFuncOp func) { elideRedundantBarriers(func); });
+    getOperation().walk([&](gpu::GPUFuncOp func) { elideRedundantBarriers(func, asyncProxy); });
   }
 };
 

@@ -27,6 +27,29 @@
 //   - an access whose tile it cannot trace, or an op with unknown effects,
 //     conflicts with everything; a loop body starts with no P.
 //
+// With `async-proxy` (GPUPipelineOptions::elideAsyncBarriers, off by default:
+// not yet run under racecheck nor timed on the H200) it also sees through the
+// wgmma path's synchronisation, which it otherwise counts as touching all
+// memory:
+//   - `nvvm.barrier id = 1` (the consumers' barrier of a warp-specialised
+//     kernel) is a barrier: it orders the consumers as gpu.barrier orders the
+//     block (the producer meets them on mbarriers only). Other named barriers
+//     (pingpong's turns, ids 2 and up) stay unknown;
+//   - a proxy fence publishes the thread's shared writes since its previous
+//     fence (all of shared memory where that is not known: at the start of a
+//     block other than the kernel's) to the async proxy: before a barrier it
+//     counts as a write of those bytes, after one as nothing (a barrier
+//     between the writes and the fence orders nothing the barrier after the
+//     fence does not);
+//   - `wgmma.mma_async` reads the tiles its descriptors are computed from
+//     (through the lowering's opaque moves); `wgmma.wait_group` reads all
+//     shared memory (what it completes may read any tile until then);
+//     `wgmma.fence` and the commit touch no memory.
+// In the staged wgmma backward's loop that removes the barrier right after
+// P's and dS's stores (the fence-and-barrier before the dV gemm orders them)
+// and the one before the dK gemm (nothing written since the dV gemm's):
+// five consumer barriers an iteration become three (lit elide-async-barriers.mlir).
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -35,7 +58,8 @@
 namespace tl::gpu_lowering {
 
 /// Removes the barriers of `func` that order no pair of conflicting accesses;
-/// returns how many it removed.
-int64_t elideRedundantBarriers(mlir::gpu::GPUFuncOp func);
+/// returns how many it removed. `asyncProxy`: see through the wgmma path's
+/// synchronisation too (above).
+int64_t elideRedundantBarriers(mlir::gpu::GPUFuncOp func, bool asyncProxy = false);
 
 } // namespace tl::gpu_lowering

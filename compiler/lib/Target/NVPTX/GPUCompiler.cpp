@@ -217,7 +217,8 @@ GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOpti
           options.fastMath,
           /*wgmma=*/arch == "sm_90a" && options.wgmma,
           options.tma,
-          options.warpSpecialize};
+          options.warpSpecialize,
+          options.elideAsyncBarriers};
 }
 
 /// The program lowered by buildGPUPipeline, and its kernel module.
