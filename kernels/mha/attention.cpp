@@ -202,10 +202,11 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // its last wave better) (tl-bench-gpu --bwd-keys-fastest=0|1, best of two
     // alternating, results/2026-12-04-h200-session26.md).
     c.bwdKeysFastest = c.bwdWgmma && seqLen >= 1024 && (!causal || dim == 256);
-    // Not yet bwdPWhileDp (P while dP runs): ptxas spills less with it at
-    // D = 64 causal and D = 128 non-causal (results/2026-12-04-session31-ptxas.md),
-    // but it has not run on the H200 (tests, sanitizers, timing): until it
-    // has, the autotuner's spaces hold it.
+    // Not bwdPWhileDp (P while dP runs) nor bwdPRegisters: ptxas spills less
+    // with the first at D = 64 causal and D = 128 non-causal
+    // (results/2026-12-04-session31-ptxas.md), but on the H200 the main
+    // kernel took 1-19% more time with it at every shape, up to 18% with P
+    // in registers (results/2026-12-05-h200-session32.md).
   }
   return c;
 }

@@ -34,15 +34,39 @@
 // OFF-NOT: nvvm.barrier id
 // OFF-LABEL: gpu.func @fence_after_barrier
 
-// A fence publishes the thread's writes since its last fence, before a
-// barrier as well: (1) goes ((2) orders the store for the other threads'
-// generic reads, after the fence), (2) stays, as the wgmma after it reads the
-// tile the store wrote.
+// A fence publishes the thread's writes since its last fence, those before
+// a barrier too: (1) stays (it orders the store before the load), and (2)
+// stays only because the fence after (1) publishes the store before it for
+// the wgmma, which reads the tile (without the fence rule nothing between (1)
+// and (2) would conflict with what runs between (2) and (3)).
 // CHECK-LABEL: gpu.func @fence_after_barrier
 // CHECK: memref.store
+// CHECK-NEXT: nvvm.barrier id
+// CHECK-NEXT: memref.load
 // CHECK-NEXT: nvvm.fence.proxy
 // CHECK-NEXT: nvvm.barrier id
 // CHECK-NEXT: nvvm.wgmma.fence.aligned
+
+// What the mode does not take. A block-wide barrier (2) is not removed for
+// the consumers' barrier after it, which orders fewer threads (a
+// gpu.barrier after it would have let it go: nothing on its two sides
+// conflicts).
+// CHECK-LABEL: gpu.func @block_barrier_kept
+// CHECK: memref.store
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: nvvm.barrier id
+
+// A fence of global memory publishes nothing of shared memory: it counts as
+// touching anything, so the consumers' barrier after it stays (a shared
+// fence there would publish nothing new, the earlier one having published
+// the store, and the barrier would go).
+// CHECK-LABEL: gpu.func @global_fence
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
+// CHECK-NEXT: nvvm.barrier id
+// CHECK-NEXT: memref.load
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @consumer_loop(%n: index) kernel {
@@ -123,12 +147,55 @@ module attributes {gpu.container_module} {
       %dp = arith.shrui %pi, %four : i64
       memref.store %h, %p[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
       nvvm.barrier id = %id number_of_threads = %threads
+      %l = memref.load %p[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
       nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
       nvvm.barrier id = %id number_of_threads = %threads
       nvvm.wgmma.fence.aligned
       %r = nvvm.wgmma.mma_async %dp, %dp, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
       nvvm.wgmma.commit.group.sync.aligned
       nvvm.wgmma.wait.group.sync.aligned 0
+      nvvm.barrier id = %id number_of_threads = %threads
+      gpu.return
+    }
+
+    gpu.func @block_barrier_kept(%out: memref<64xf16>) kernel {
+      %c0 = arith.constant 0 : index
+      %c2048 = arith.constant 2048 : index
+      %id = arith.constant 1 : i32
+      %threads = arith.constant 256 : i32
+      %h = arith.constant 1.0 : f16
+      %base = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %p = memref.view %base[%c0][] {tl.shared_range = array<i64: 0, 2048>} : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x64xf16, #gpu.address_space<workgroup>>
+      %q = memref.view %base[%c2048][] {tl.shared_range = array<i64: 2048, 4096>} : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x64xf16, #gpu.address_space<workgroup>>
+      %tid = gpu.thread_id x
+      memref.store %h, %p[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %a = memref.load %p[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      memref.store %a, %q[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+      nvvm.barrier id = %id number_of_threads = %threads
+      %b = memref.load %q[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+      memref.store %b, %out[%tid] : memref<64xf16>
+      gpu.return
+    }
+
+    gpu.func @global_fence(%out: memref<64xf16>) kernel {
+      %c0 = arith.constant 0 : index
+      %id = arith.constant 1 : i32
+      %threads = arith.constant 256 : i32
+      %h = arith.constant 1.0 : f16
+      %base = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %p = memref.view %base[%c0][] {tl.shared_range = array<i64: 0, 2048>} : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x64xf16, #gpu.address_space<workgroup>>
+      %tid = gpu.thread_id x
+      memref.store %h, %p[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier id = %id number_of_threads = %threads
+      %a = memref.load %p[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
+      nvvm.barrier id = %id number_of_threads = %threads
+      %b = memref.load %p[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+      nvvm.barrier id = %id number_of_threads = %threads
+      memref.store %b, %out[%tid] : memref<64xf16>
       gpu.return
     }
   }

@@ -448,8 +448,8 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
     CHECK((ptx.find("wgmma.wait_group.sync.aligned \t1;") != std::string::npos) ==
           (config.bwdPWhileDp && config.bwdStaged && config.bwdWgmma));
   };
-  // Where P while dP runs (bwdPWhileDp, not yet tunedConfig's: it has not run
-  // on the H200) takes tunedConfig's backward to no spills (session 31): D = 64
+  // Where P while dP runs (bwdPWhileDp, not tunedConfig's: 1-19% slower on the
+  // H200, session 32) takes tunedConfig's backward to no spills (session 31): D = 64
   // without the producer (causal; 40 bytes at batch 2 and 4, 60 at batch 1
   // otherwise) and D = 128 non-causal (4 bytes otherwise).
   auto pWhileDpSpillsNothing = [](const mha::AttentionConfig &config, int dim, bool causal) {
@@ -618,9 +618,9 @@ TEST_CASE("the async barrier elision (off by default): fewer consumer barriers, 
   // GPUCompileOptions::elideAsyncBarriers (TLC_ELIDE_ASYNC_BARRIERS=1): the
   // tuned sm_90a kernels at S = 4096 lose the barriers around their wgmma
   // batches that order nothing (BarrierElision.h): the staged backward two an
-  // iteration (its loop unrolls nothing: fewer in its PTX too), none that
-  // anything needs. Off, the PTX is the shipped one (tl-mha --ptx). Not yet
-  // run on the GPU: this checks the code, not its speed or its races.
+  // iteration (its loop unrolls nothing: fewer in its PTX too), the forward
+  // the one before its epilogue's TMA store. Off, the PTX is the default's.
+  // Not yet run on the GPU: this checks the code, not its speed or races.
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
   const bool assemble = fs::exists(ptxas);
   if (!assemble)
@@ -643,16 +643,14 @@ TEST_CASE("the async barrier elision (off by default): fewer consumer barriers, 
         std::string ptx[2];
         for (int elide = 0; elide < 2; ++elide)
           ptx[elide] = tl::compileForGPU(program, "sm_90a", {.elideAsyncBarriers = elide != 0}).ptx;
-        if (forward)
-          CHECK(barriers(ptx[1]) <= barriers(ptx[0]));
-        else
-          CHECK(barriers(ptx[1]) + 2 <= barriers(ptx[0]));
+        // The forward loses the barrier before its epilogue's TMA store.
+        CHECK(barriers(ptx[1]) + (forward ? 1 : 2) <= barriers(ptx[0]));
+        CHECK(tl::compileForGPU(program, "sm_90a").ptx == ptx[0]); // off: the default
         if (assemble) {
           int spills = assembledSpills(ptxas, ptx[1], "sm_90a", scratch.path, "elided");
-          INFO("spills " << spills << " elided, "
-                         << assembledSpills(ptxas, ptx[0], "sm_90a", scratch.path, "default")
-                         << " shipped");
-          CHECK(spills <= 128);
+          int shipped = assembledSpills(ptxas, ptx[0], "sm_90a", scratch.path, "default");
+          INFO("spills " << spills << " elided, " << shipped << " shipped");
+          CHECK(spills <= shipped + 16); // the causal D = 64 backward: 56 against 40
         }
       }
 }

@@ -262,8 +262,9 @@ std::vector<mha::AttentionConfig> forwardSpace(int D) {
 /// for the tile with two; not at D = 256); the last ones again with the grid's
 /// key blocks fastest (bwdKeysFastest). FlashAttention-3's loop orders (P
 /// while dP runs, bwdPWhileDp; P in registers, bwdPRegisters) are not here:
-/// at these blocks they made the main kernel 1-19% slower on the H200 at
-/// every shape timed (results/2026-12-05-h200-session32.md);
+/// at these blocks they made the main kernel 1-19% (P while dP) and up to
+/// 18% (P in registers; level at D = 128 causal) slower on the H200 at the
+/// shapes timed (results/2026-12-05-h200-session32.md);
 /// --bwd-p-while-dp=1 and --bwd-p-registers=1 time them.
 std::vector<mha::AttentionConfig> backwardSpace(int D) {
   if (D == 64)

@@ -73,6 +73,19 @@ bool isOpaqueMove(Operation *op) {
          (move.getAsmString() == "mov.b32 $0, $1;" || move.getAsmString() == "mov.b64 $0, $1;");
 }
 
+/// A proxy fence that publishes the thread's generic shared writes to the
+/// async proxy (`fence.proxy.async`, `.async.shared::cta`): the lowering's.
+/// Other kinds (global, tensor maps) stay unknown.
+bool isSharedProxyFence(Operation *op) {
+  auto fence = dyn_cast<NVVM::FenceProxyOp>(op);
+  if (!fence)
+    return false;
+  std::optional<NVVM::SharedSpace> space = fence.getSpace();
+  return fence.getKind() == NVVM::ProxyKind::async ||
+         (fence.getKind() == NVVM::ProxyKind::async_shared &&
+          (!space || *space == NVVM::SharedSpace::shared_cta));
+}
+
 /// The consumers' barrier of a warp-specialised kernel (`bar.sync 1, T`,
 /// LowerWarpSpecialized.cpp): it orders the consumer threads as gpu.barrier
 /// orders the block. The producer warpgroup never meets it (it synchronises
@@ -110,7 +123,7 @@ public:
           out.push_back(kAnything);
         return;
       }
-      if (asyncProxy && isa<NVVM::FenceProxyOp>(inner)) {
+      if (asyncProxy && isSharedProxyFence(inner)) {
         if (!issues)
           out.push_back(kAllShared);
         return;
@@ -303,9 +316,10 @@ class Elider {
 public:
   Elider(gpu::GPUFuncOp func, bool asyncProxy) : finder(func, asyncProxy), asyncProxy(asyncProxy) {}
 
-  /// `block` runs after a barrier P with `sinceBarrier` the accesses since;
-  /// no P (a loop body) when `afterBarrier` is false.
-  void run(Block &block, bool afterBarrier, SmallVector<Access> sinceBarrier) {
+  /// `block` runs after a barrier P (of `scopeP`, barrierScope) with
+  /// `sinceBarrier` the accesses since; no P (a loop body) when `afterBarrier`
+  /// is false.
+  void run(Block &block, bool afterBarrier, SmallVector<Access> sinceBarrier, int scopeP = 2) {
     SmallVector<Operation *> ops;
     for (Operation &op : block)
       ops.push_back(&op);
@@ -317,20 +331,23 @@ public:
       unfenced.emplace();
     for (size_t i = 0; i < ops.size(); ++i) {
       Operation *op = ops[i];
-      if (asyncProxy && isa<NVVM::FenceProxyOp>(op)) {
+      if (asyncProxy && isSharedProxyFence(op)) {
         // It publishes this thread's writes since its last fence to the
         // async proxy: a barrier after it orders them for the others' wgmma.
         sinceBarrier.append(unfenced ? *unfenced : SmallVector<Access>{kAllShared});
         unfenced.emplace();
         continue;
       }
-      if (isBarrier(op)) {
-        if (afterBarrier && (sinceBarrier.empty() || ordersNothing(ops, i, sinceBarrier))) {
+      if (int scope = barrierScope(op)) {
+        // P, and the next barrier, must order at least the threads B does.
+        if (afterBarrier && scopeP >= scope &&
+            (sinceBarrier.empty() || ordersNothing(ops, i, sinceBarrier, scope))) {
           op->erase();
           ++removed;
           continue;
         }
         afterBarrier = true;
+        scopeP = scope;
         sinceBarrier.clear();
         continue;
       }
@@ -338,7 +355,7 @@ public:
         // A branch runs once, right here: the enclosing P is its P too.
         for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
           for (Block &inner : *region)
-            run(inner, afterBarrier, sinceBarrier);
+            run(inner, afterBarrier, sinceBarrier, scopeP);
       } else {
         for (Region &region : op->getRegions())
           for (Block &inner : region)
@@ -359,18 +376,21 @@ public:
 private:
   /// The barrier ops[at] is followed in its block by another, and nothing
   /// between the two conflicts with `before`.
-  bool ordersNothing(ArrayRef<Operation *> ops, size_t at, ArrayRef<Access> before) {
+  bool ordersNothing(ArrayRef<Operation *> ops, size_t at, ArrayRef<Access> before, int scope) {
     SmallVector<Access> after;
     for (size_t j = at + 1; j < ops.size(); ++j) {
-      if (isBarrier(ops[j]))
-        return !conflict(before, after);
+      if (int next = barrierScope(ops[j]))
+        return next >= scope && !conflict(before, after);
       finder.collect(ops[j], after, /*issues=*/true);
     }
     return false;
   }
 
-  bool isBarrier(Operation *op) const {
-    return isa<gpu::BarrierOp>(op) || (asyncProxy && isConsumersBarrier(op));
+  /// 2: a barrier of the block; 1 (asyncProxy): the consumers'; 0: none.
+  int barrierScope(Operation *op) const {
+    if (isa<gpu::BarrierOp>(op))
+      return 2;
+    return asyncProxy && isConsumersBarrier(op) ? 1 : 0;
   }
 
   AccessFinder finder;

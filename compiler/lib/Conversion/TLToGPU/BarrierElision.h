@@ -33,14 +33,16 @@
 // memory:
 //   - `nvvm.barrier id = 1` (the consumers' barrier of a warp-specialised
 //     kernel) is a barrier: it orders the consumers as gpu.barrier orders the
-//     block (the producer meets them on mbarriers only). Other named barriers
-//     (pingpong's turns, ids 2 and up) stay unknown;
-//   - a proxy fence publishes the thread's shared writes since its previous
-//     fence (all of shared memory where that is not known: at the start of a
-//     block other than the kernel's) to the async proxy: before a barrier it
-//     counts as a write of those bytes, after one as nothing (a barrier
-//     between the writes and the fence orders nothing the barrier after the
-//     fence does not);
+//     block (the producer meets them on mbarriers only). A barrier is removed
+//     only where P and the next barrier order at least its threads (a
+//     block-wide one never for a consumers' one). Other named barriers
+//     (pingpong's turns, ids 2 and up; bar.red) stay unknown;
+//   - a proxy fence to the async proxy of shared memory (`async`,
+//     `async.shared::cta`; other kinds stay unknown) publishes the thread's
+//     shared writes since its previous fence (all of shared memory where that is not known: at the
+//     start of a block other than the kernel's) to the async proxy: before a barrier it counts as a
+//     write of those bytes, after one as nothing (a barrier between the writes and the fence orders
+//     nothing the barrier after the fence does not);
 //   - `wgmma.mma_async` reads the tiles its descriptors are computed from
 //     (through the lowering's opaque moves); `wgmma.wait_group` reads all
 //     shared memory (what it completes may read any tile until then);
