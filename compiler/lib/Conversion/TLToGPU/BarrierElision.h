@@ -39,10 +39,11 @@
 //     (pingpong's turns, ids 2 and up; bar.red) stay unknown;
 //   - a proxy fence to the async proxy of shared memory (`async`,
 //     `async.shared::cta`; other kinds stay unknown) publishes the thread's
-//     shared writes since its previous fence (all of shared memory where that is not known: at the
-//     start of a block other than the kernel's) to the async proxy: before a barrier it counts as a
-//     write of those bytes, after one as nothing (a barrier between the writes and the fence orders
-//     nothing the barrier after the fence does not);
+//     shared writes since its previous fence (all of shared memory where
+//     that is not known: at the start of a block other than the kernel's)
+//     to the async proxy: before a barrier it counts as a write of those
+//     bytes, after one as nothing (a barrier between the writes and the
+//     fence orders nothing the barrier after the fence does not);
 //   - `wgmma.mma_async` reads the tiles its descriptors are computed from
 //     (through the lowering's opaque moves); `wgmma.wait_group` reads all
 //     shared memory (what it completes may read any tile until then);
@@ -50,7 +51,8 @@
 // In the staged wgmma backward's loop that removes the barrier right after
 // P's and dS's stores (the fence-and-barrier before the dV gemm orders them)
 // and the one before the dK gemm (nothing written since the dV gemm's):
-// five consumer barriers an iteration become three (lit elide-async-barriers.mlir).
+// five consumer barriers an iteration become three (lit
+// elide-async-barriers.mlir).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
