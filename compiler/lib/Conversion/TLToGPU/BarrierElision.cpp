@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BarrierElision.h"
+#include "OpaqueMove.h"
 
 #include "tl/Conversion/Passes.h"
 #include "tl/Dialect/TL/TLDialect.h"
@@ -64,14 +65,6 @@ bool conflict(ArrayRef<Access> before, ArrayRef<Access> after) {
 const Access kAnything{Access::Space::Anything, 0, kAll, true};
 const Access kAllShared{Access::Space::Shared, 0, kAll, true};
 const Access kAllSharedRead{Access::Space::Shared, 0, kAll, false};
-
-/// The lowering's opaque register move (KernelLowering::opaqueMove): it has
-/// side effects only so that LLVM keeps it where it is; it touches no memory.
-bool isOpaqueMove(Operation *op) {
-  auto move = dyn_cast_or_null<LLVM::InlineAsmOp>(op);
-  return move && move->getNumOperands() == 1 &&
-         (move.getAsmString() == "mov.b32 $0, $1;" || move.getAsmString() == "mov.b64 $0, $1;");
-}
 
 /// A proxy fence that publishes the thread's generic shared writes to the
 /// async proxy (`fence.proxy.async`, `.async.shared::cta`): the lowering's.
@@ -308,13 +301,15 @@ private:
   }
 
   gpu::GPUFuncOp func;
-  bool asyncProxy;
   DenseMap<Operation *, SmallVector<Access>> cache;
+
+public:
+  const bool asyncProxy;
 };
 
 class Elider {
 public:
-  Elider(gpu::GPUFuncOp func, bool asyncProxy) : finder(func, asyncProxy), asyncProxy(asyncProxy) {}
+  Elider(gpu::GPUFuncOp func, bool asyncProxy) : finder(func, asyncProxy) {}
 
   /// `block` runs after a barrier P (of `scopeP`, barrierScope) with
   /// `sinceBarrier` the accesses since; no P (a loop body) when `afterBarrier`
@@ -327,11 +322,11 @@ public:
     // this block; unknown (nullopt) at the start of any block but the
     // kernel's, where nothing is written yet.
     std::optional<SmallVector<Access>> unfenced;
-    if (block.isEntryBlock() && isa<gpu::GPUFuncOp>(block.getParentOp()))
+    if (asyncProxy() && block.isEntryBlock() && isa<gpu::GPUFuncOp>(block.getParentOp()))
       unfenced.emplace();
     for (size_t i = 0; i < ops.size(); ++i) {
       Operation *op = ops[i];
-      if (asyncProxy && isSharedProxyFence(op)) {
+      if (asyncProxy() && isSharedProxyFence(op)) {
         // It publishes this thread's writes since its last fence to the
         // async proxy: a barrier after it orders them for the others' wgmma.
         sinceBarrier.append(unfenced ? *unfenced : SmallVector<Access>{kAllShared});
@@ -390,11 +385,12 @@ private:
   int barrierScope(Operation *op) const {
     if (isa<gpu::BarrierOp>(op))
       return 2;
-    return asyncProxy && isConsumersBarrier(op) ? 1 : 0;
+    return asyncProxy() && isConsumersBarrier(op) ? 1 : 0;
   }
 
+  bool asyncProxy() const { return finder.asyncProxy; }
+
   AccessFinder finder;
-  bool asyncProxy;
 };
 
 } // namespace

@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
+#include "OpaqueMove.h"
 
 namespace tl::gpu_lowering {
 namespace {
@@ -44,8 +45,8 @@ SmallVector<std::pair<int64_t, int64_t>> columnChunks(int64_t n) {
 Value KernelLowering::opaqueMove(Location loc, Value value) {
   bool wide = value.getType().isInteger(64);
   return LLVM::InlineAsmOp::create(
-             rewriter, loc, value.getType(), ValueRange{value},
-             wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;", wide ? "=l,l" : "=f,f",
+             rewriter, loc, value.getType(), ValueRange{value}, opaqueMoveAssembly(wide),
+             wide ? "=l,l" : "=f,f",
              /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
              LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
              /*operand_attrs=*/ArrayAttr())
