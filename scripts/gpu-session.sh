@@ -172,6 +172,12 @@
 #             4,16,4096,128 4,16,4096,256 4,32,4096,64; non-causal): what issues
 #             our warps' instructions more slowly than cuDNN's (session 32)
 #                                                 -> ncu-stalls.log, metrics.txt
+#   ncu-opcodes  executed instructions per SASS opcode and stall samples per SASS
+#             line (SourceCounters) of the backward's main kernel and cuDNN's, at
+#             NCU_OPCODE_SHAPES (default 4,16,4096,128 4,32,4096,64; non-causal), in
+#             one archive (the machine returns 8 files): opcodes-{tlc,cudnn}D.txt and
+#             sass-{tlc,cudnn}D.csv; scripts/ncu_report.py opcodes|hot reads them
+#             (session 33)                                   -> ncu-opcodes.tgz
 #   ncu-fwd   the same on the forward's kernel and cuDNN's (the fourth whose name
 #             has fprop or fwd) at NCU_FWD_SHAPES (default 4,16,4096,128
 #             4,32,4096,64 8,32,256,64)                         -> ncu-fwd.log
@@ -470,6 +476,25 @@ lts__average_t_sector_hit_rate_realtime.pct \
           grep -v '^{' | tee -a "$out/ncu-stalls.log"
       done
     done ;;
+  ncu-opcodes)
+    reports=$(mktemp -d)
+    sources=(--section SourceCounters --import-source no --metrics sass__inst_executed_per_opcode)
+    for shape in ${NCU_OPCODE_SHAPES:-4,16,4096,128 4,32,4096,64}; do
+      d=${shape##*,}
+      timeout 100 ncu --clock-control none --kernel-id "::regex:^flash_bwd\$:1" "${sources[@]}" \
+        -o "$reports/tlc$d" ./bin/tl-bench-gpu "$shape" > /dev/null 2>&1
+      timeout 100 ncu --clock-control none -k "regex:bprop" --launch-skip 3 --launch-count 1 \
+        "${sources[@]}" -o "$reports/cudnn$d" python3 sdpa_peer.py --shape "$shape" --causal 0 \
+        --peer sdpa-cudnn > /dev/null 2>&1
+      for report in tlc$d cudnn$d; do
+        ncu -i "$reports/$report.ncu-rep" --page raw --print-metric-instances details \
+          --metrics sass__inst_executed_per_opcode > "$reports/opcodes-$report.txt" 2>&1
+        ncu -i "$reports/$report.ncu-rep" --page source --csv --print-source sass \
+          > "$reports/sass-$report.csv" 2>&1
+      done
+    done
+    tar czf "$out/ncu-opcodes.tgz" -C "$reports" $(cd "$reports" && ls opcodes-* sass-*)
+    rm -rf "$reports" ;;
   ncu-fwd)
     for shape in ${NCU_FWD_SHAPES:-4,16,4096,128 4,32,4096,64 8,32,256,64}; do
       echo "--- tlc flash_fwd $shape" | tee -a "$out/ncu-fwd.log"
