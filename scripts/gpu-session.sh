@@ -165,8 +165,9 @@
 #             and without it (twice each, alternating) and the peers
 #             (ELIDE_ASYNC_SHAPES="B,H,S,D ..." replaces the shapes)
 #                       -> tests-elide-async.log, sanitize-elide-async.log, elide-async.jsonl
-#   ncu-stalls  Nsight Compute's stall reasons per issued instruction and the
-#             tensor pipe's busy share (the gmma pipe where ncu has it) on the
+#   ncu-stalls  Nsight Compute's stall reasons per issued instruction, the share
+#             of cycles issuing, the scheduler statistics (warps, eligible warps) and
+#             the tensor pipe's busy share (the gmma pipe where ncu has it) on the
 #             backward's main kernel (one pass and P while dP) and cuDNN's, and on
 #             the forward's kernel and cuDNN's, at NCU_STALL_SHAPES (default
 #             4,16,4096,128 4,16,4096,256 4,32,4096,64; non-causal): what issues
@@ -175,9 +176,9 @@
 #   ncu-opcodes  executed instructions per SASS opcode and stall samples per SASS
 #             line (SourceCounters) of the backward's main kernel and cuDNN's, at
 #             NCU_OPCODE_SHAPES (default 4,16,4096,128 4,32,4096,64; non-causal), in
-#             one archive (the machine returns 8 files): opcodes-{tlc,cudnn}D.txt and
-#             sass-{tlc,cudnn}D.csv; scripts/ncu_report.py opcodes|hot reads them
-#             (session 33)                                   -> ncu-opcodes.tgz
+#             one archive (the machine returns 8 files): opcodes-{tlc,cudnn}-B_H_S_D.txt
+#             and sass-{tlc,cudnn}-B_H_S_D.csv; scripts/ncu_report.py opcodes|hot reads
+#             them (session 33)              -> ncu-opcodes.tgz, ncu-opcodes.log
 #   ncu-fwd   the same on the forward's kernel and cuDNN's (the fourth whose name
 #             has fprop or fwd) at NCU_FWD_SHAPES (default 4,16,4096,128
 #             4,32,4096,64 8,32,256,64)                         -> ncu-fwd.log
@@ -460,8 +461,10 @@ lts__average_t_sector_hit_rate_realtime.pct \
     ncu --query-metrics > "$out/metrics.txt" 2>&1
     tensor=$(grep -o "^sm__pipe_tensor_op_gmma_cycles_active\b" "$out/metrics.txt" | head -1)
     metrics=smsp__inst_executed.sum,gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed
+    metrics=$metrics,smsp__issue_active.avg.pct_of_peak_sustained_active
     [[ -n $tensor ]] && metrics=$metrics,$tensor.avg.pct_of_peak_sustained_active
-    stalls=(--metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,$metrics")
+    stalls=(--section SchedulerStats
+      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,$metrics")
     for shape in ${NCU_STALL_SHAPES:-4,16,4096,128 4,16,4096,256 4,32,4096,64}; do
       for variant in "flash_bwd" "flash_bwd --bwd-p-while-dp=1" "flash_fwd"; do
         kernel=${variant%% *} flags=${variant#$kernel}
@@ -480,20 +483,25 @@ lts__average_t_sector_hit_rate_realtime.pct \
     reports=$(mktemp -d)
     sources=(--section SourceCounters --import-source no --metrics sass__inst_executed_per_opcode)
     for shape in ${NCU_OPCODE_SHAPES:-4,16,4096,128 4,32,4096,64}; do
-      d=${shape##*,}
-      timeout 100 ncu --clock-control none --kernel-id "::regex:^flash_bwd\$:1" "${sources[@]}" \
-        -o "$reports/tlc$d" ./bin/tl-bench-gpu "$shape" > /dev/null 2>&1
-      timeout 100 ncu --clock-control none -k "regex:bprop" --launch-skip 3 --launch-count 1 \
-        "${sources[@]}" -o "$reports/cudnn$d" python3 sdpa_peer.py --shape "$shape" --causal 0 \
-        --peer sdpa-cudnn > /dev/null 2>&1
-      for report in tlc$d cudnn$d; do
+      name=${shape//,/_}
+      echo "--- tlc flash_bwd $shape" | tee -a "$out/ncu-opcodes.log"
+      timeout 100 ncu -f --clock-control none --kernel-id "::regex:^flash_bwd\$:1" "${sources[@]}" \
+        -o "$reports/tlc-$name" ./bin/tl-bench-gpu "$shape" 2>&1 | grep -v '^{' |
+        tee -a "$out/ncu-opcodes.log"
+      echo "--- cuDNN backward $shape" | tee -a "$out/ncu-opcodes.log"
+      timeout 100 ncu -f --clock-control none -k "regex:bprop" --launch-skip 3 --launch-count 1 \
+        "${sources[@]}" -o "$reports/cudnn-$name" python3 sdpa_peer.py --shape "$shape" \
+        --causal 0 --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-opcodes.log"
+      for report in tlc-$name cudnn-$name; do
         ncu -i "$reports/$report.ncu-rep" --page raw --print-metric-instances details \
-          --metrics sass__inst_executed_per_opcode > "$reports/opcodes-$report.txt" 2>&1
+          --metrics sass__inst_executed_per_opcode > "$reports/opcodes-$report.txt" \
+          2>> "$out/ncu-opcodes.log"
         ncu -i "$reports/$report.ncu-rep" --page source --csv --print-source sass \
-          > "$reports/sass-$report.csv" 2>&1
+          > "$reports/sass-$report.csv" 2>> "$out/ncu-opcodes.log"
       done
     done
-    tar czf "$out/ncu-opcodes.tgz" -C "$reports" $(cd "$reports" && ls opcodes-* sass-*)
+    rm -f "$reports"/*.ncu-rep
+    tar czf "$out/ncu-opcodes.tgz" -C "$reports" .
     rm -rf "$reports" ;;
   ncu-fwd)
     for shape in ${NCU_FWD_SHAPES:-4,16,4096,128 4,32,4096,64 8,32,256,64}; do

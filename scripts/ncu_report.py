@@ -10,7 +10,8 @@ ncu-stalls and ncu-opcodes parts), side by side, for results/:
       (`ncu -i R --page raw --print-metric-instances details
       --metrics sass__inst_executed_per_opcode`)
   ncu_report.py hot SASS.csv [N]
-      the N SASS lines with the most stall samples, and the samples per opcode
+      the N SASS lines with the most stall samples (default 12), and the samples
+      per opcode with its modifiers
       (`ncu -i R --page source --csv --print-source sass` of a report with the
       SourceCounters section)
 """
@@ -26,7 +27,7 @@ STALLS = ["selected", "barrier", "long_scoreboard", "wait", "gmma", "short_score
 
 def stalls(path):
     blocks = open(path).read().split("\n--- ")
-    table = []
+    table, reasons = [], list(STALLS)
     for block in blocks:
         name = block.split("\n")[0].strip("- ")
         if not name:
@@ -35,6 +36,8 @@ def stalls(path):
         stall = r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio"
         for m in re.finditer(stall + r"\s+inst\s+([\d.]+)", block):
             row[m[1]] = m[2]
+            if m[1] not in reasons and float(m[2]) > 0:
+                reasons.append(m[1])
         patterns = {
             "time": r"gpu__time_duration.sum\s+(\w+)\s+([\d.,]+)",
             "instructions": r"smsp__inst_executed.sum\s+inst\s+([\d,]+)",
@@ -48,8 +51,11 @@ def stalls(path):
             m = re.search(pattern, block)
             if m:
                 row[key] = m[2] + " " + m[1] if key == "time" else m[1]
-        table.append(row)
-    keys = ["time", "instructions", "issue %", "tensor %", "warps", "eligible"] + STALLS
+        if "selected" in row:  # a kernel's block: its stall metrics were printed
+            table.append(row)
+    if not table:
+        sys.exit(f"{path}: no kernel with ncu's stall metrics (gpu-session.sh ncu-stalls' log)")
+    keys = ["time", "instructions", "issue %", "tensor %", "warps", "eligible"] + reasons
     print("| | " + " | ".join(r["name"] for r in table) + " |")
     print("|---" * (len(table) + 1) + "|")
     for key in keys:
@@ -58,9 +64,15 @@ def stalls(path):
 
 def opcode_counts(path):
     text = open(path).read()
-    start = text.index("sass__inst_executed_per_opcode")
-    body = re.sub(r"\s+", " ", text[start:text.index(")", start)])
-    return {m[1]: int(m[2].replace(",", "")) for m in re.finditer(r"([A-Z0-9_.]+): ([\d,]+)", body)}
+    start = text.find("sass__inst_executed_per_opcode")
+    end = text.find(")", start)
+    body = re.sub(r"\s+", " ", text[start:end]) if start >= 0 and end >= 0 else ""
+    counts = {m[1]: int(m[2].replace(",", ""))
+              for m in re.finditer(r"([A-Z0-9_.]+): ([\d,]+)", body)}
+    if not counts:
+        sys.exit(f"{path}: no named sass__inst_executed_per_opcode counts (ncu -i R --page raw "
+                 "--print-metric-instances details)")
+    return counts
 
 
 def opcodes(ours_path, theirs_path, rows=30):
@@ -76,7 +88,10 @@ def opcodes(ours_path, theirs_path, rows=30):
 
 def hot(path, count=12):
     rows = list(csv.reader(open(path)))
-    header = next(r for r in rows if "Source" in r and "Address" in r)
+    header = next((r for r in rows if "Source" in r and "Address" in r), None)
+    if header is None or "Warp Stall Sampling (All Samples)" not in header:
+        sys.exit(f"{path}: no SASS source page with stall samples (ncu -i R --page source --csv "
+                 "--print-source sass, SourceCounters collected)")
     lines = []
     for r in rows[rows.index(header) + 1:]:
         entry = dict(zip(header, r))
@@ -89,17 +104,21 @@ def hot(path, count=12):
     order = sorted(range(len(lines)), key=lambda i: -lines[i][1])[:count]
     for i in sorted(order):
         print(f"{i:5d} {lines[i][1] * 100 / total:5.2f}%  {lines[i][0][:90]}")
-    byOpcode = collections.Counter()
+    by_opcode = collections.Counter()
     for source, samples in lines:
         words = source.split()
         if words:
             predicated = words[0].startswith("@") and len(words) > 1
-            byOpcode[words[1] if predicated else words[0]] += samples
-    print(" ".join(f"{op}:{s * 100 / total:.1f}%" for op, s in byOpcode.most_common(16)))
+            by_opcode[words[1] if predicated else words[0]] += samples
+    print(" ".join(f"{op}:{s * 100 / total:.1f}%" for op, s in by_opcode.most_common(16)))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("stalls", "opcodes", "hot"):
+    arguments = {"stalls": (1, 1), "opcodes": (2, 2), "hot": (1, 2)}
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    given = len(sys.argv) - 2
+    if mode not in arguments or not arguments[mode][0] <= given <= arguments[mode][1] or (
+            mode == "hot" and given == 2 and not sys.argv[3].isdigit()):
         sys.exit(__doc__)
     if sys.argv[1] == "stalls":
         stalls(sys.argv[2])
