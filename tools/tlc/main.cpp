@@ -7,8 +7,8 @@
 //
 // --timing prints how long each compile step took (every MLIR pass, the
 // LLVM steps, ptxas) to stderr. --elide-async-barriers lets tl-elide-barriers
-// remove the wgmma loops' barriers that order nothing too (off by default: not
-// yet run under racecheck nor timed on the GPU).
+// remove the wgmma loops' barriers that order nothing too (off by default: it
+// timed level with the default, results/2026-12-05-session33.md).
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and

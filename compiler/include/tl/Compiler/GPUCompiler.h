@@ -79,8 +79,8 @@ struct GPUCompileOptions {
   bool warpSpecialize = true;
   /// tl-elide-barriers also removes the wgmma loops' barriers that order
   /// nothing (GPUPipelineOptions::elideAsyncBarriers; TLC_ELIDE_ASYNC_BARRIERS=1
-  /// for the runtime's compiles, `tlc --elide-async-barriers`). Off: not yet
-  /// run under racecheck nor timed on the GPU.
+  /// for the runtime's compiles, `tlc --elide-async-barriers`). Off: it timed
+  /// level with the default (results/2026-12-05-session33.md).
   bool elideAsyncBarriers = false;
 };
 

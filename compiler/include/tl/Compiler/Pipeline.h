@@ -27,7 +27,8 @@ struct GPUPipelineOptions {
   /// A producer warpgroup for the TMA loop that allows one.
   bool warpSpecialize = true;
   /// tl-elide-barriers also sees through the wgmma path's synchronisation
-  /// (its `async-proxy` option; BarrierElision.h). Off until timed on the GPU.
+  /// (its `async-proxy` option; BarrierElision.h). Off: it timed level with
+  /// the default (results/2026-12-05-session33.md).
   bool elideAsyncBarriers = false;
 };
 

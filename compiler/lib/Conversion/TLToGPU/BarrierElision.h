@@ -28,9 +28,10 @@
 //     conflicts with everything; a loop body starts with no P.
 //
 // With `async-proxy` (GPUPipelineOptions::elideAsyncBarriers, off by default:
-// not yet run under racecheck nor timed on the H200) it also sees through the
-// wgmma path's synchronisation, which it otherwise counts as touching all
-// memory:
+// its tests and sanitizers ran clean on an H100 in session 33, where it timed
+// level with the default, results/2026-12-05-session33.md) it also sees
+// through the wgmma path's synchronisation, which it otherwise counts as
+// touching all memory:
 //   - `nvvm.barrier id = 1` (the consumers' barrier of a warp-specialised
 //     kernel) is a barrier: it orders the consumers as gpu.barrier orders the
 //     block (the producer meets them on mbarriers only). A barrier is removed
