@@ -165,6 +165,14 @@
 #             and without it (twice each, alternating) and the peers
 #             (ELIDE_ASYNC_SHAPES="B,H,S,D ..." replaces the shapes)
 #                       -> tests-elide-async.log, sanitize-elide-async.log, elide-async.jsonl
+#   stmatrix  the same trial of TLC_STMATRIX=1 (the fragments' 16-bit shared stores
+#             as stmatrix.x4: the backward's P^T and dS^T, the forward's output;
+#             not yet run on a GPU) (STMATRIX_SHAPES="B,H,S,D ..." replaces the
+#             shapes)          -> tests-stmatrix.log, sanitize-stmatrix.log, stmatrix.jsonl
+#   low-word  the same trial of TLC_LOW_WORD_DESCRIPTORS=1 (wgmma descriptors advanced
+#             by 32-bit adds to their low word; not yet run on a GPU)
+#             (LOW_WORD_SHAPES="B,H,S,D ..." replaces the shapes)
+#                                -> tests-low-word.log, sanitize-low-word.log, low-word.jsonl
 #   ncu-stalls  Nsight Compute's stall reasons per issued instruction, the share
 #             of cycles issuing, the scheduler statistics (warps, eligible warps) and
 #             the tensor pipe's busy share (the gmma pipe where ncu has it) on the
@@ -233,6 +241,29 @@ sanitized() {
     { echo "--- $tool: $filter"; head -c 4000000 "$whole"; } >> "${log%.log}.full.log"
   done
   rm -f "$whole"
+}
+
+# variableTrial VARIABLE NAME [SHAPE...]: a code-generation variable that is
+# off by default, =1: the tuned, bf16 and FlashAttention-3-order MHA tests and
+# the sweep with it, the first three under memcheck, racecheck and synccheck
+# with it, then tl-bench-gpu with it =0 and =1 (twice each, alternating; the
+# kernel cache keys the variable) and the peers, on SHAPEs
+# (default: the issue's rows)  -> tests-NAME.log, sanitize-NAME.log, NAME.jsonl
+variableTrial() {
+  local variable=$1 name=$2 value
+  shift 2
+  local test="MHA in the tuned configurations*,MHA in bf16*,MHA backward in FlashAttention-3*"
+  local args=("$@")
+  ((${#args[@]})) || args=(4,16,4096,128 4,32,4096,64 1,32,16384,64 4,16,4096,256 16,32,1024,64
+    8,32,256,64)
+  env "$variable=1" ./bin/tl-gpu-tests "$test,MHA random shape sweep*" > "$out/tests-$name.log" 2>&1
+  tail -4 "$out/tests-$name.log"
+  (export "$variable=1" && sanitized "$out/sanitize-$name.log" "$test")
+  for value in 0 1 0 1; do
+    echo "{\"$variable\": $value}" | tee -a "$out/$name.jsonl"
+    env "$variable=$value" ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/$name.jsonl"
+  done
+  peer sdpa_peer.py "$out/$name.jsonl" "${args[@]}"
 }
 
 # What ncu-fwd and ncu-bwd measure: speed of light, occupancy, launch
@@ -444,19 +475,11 @@ lts__average_t_sector_hit_rate_realtime.pct \
         --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
     done ;;
   elide-async)
-    test="MHA in the tuned configurations*,MHA in bf16*,MHA backward in FlashAttention-3*"
-    TLC_ELIDE_ASYNC_BARRIERS=1 ./bin/tl-gpu-tests "$test,MHA random shape sweep*" \
-      > "$out/tests-elide-async.log" 2>&1
-    tail -4 "$out/tests-elide-async.log"
-    TLC_ELIDE_ASYNC_BARRIERS=1 sanitized "$out/sanitize-elide-async.log" "$test"
-    args=(${ELIDE_ASYNC_SHAPES:-4,16,4096,128 4,32,4096,64 1,32,16384,64 4,16,4096,256
-      16,32,1024,64 8,32,256,64})
-    for value in 0 1 0 1; do
-      echo "{\"elide_async_barriers\": $value}" | tee -a "$out/elide-async.jsonl"
-      TLC_ELIDE_ASYNC_BARRIERS=$value ./bin/tl-bench-gpu "${args[@]}" 2>&1 |
-        tee -a "$out/elide-async.jsonl"
-    done
-    peer sdpa_peer.py "$out/elide-async.jsonl" "${args[@]}" ;;
+    variableTrial TLC_ELIDE_ASYNC_BARRIERS elide-async ${ELIDE_ASYNC_SHAPES:-} ;;
+  stmatrix)
+    variableTrial TLC_STMATRIX stmatrix ${STMATRIX_SHAPES:-} ;;
+  low-word)
+    variableTrial TLC_LOW_WORD_DESCRIPTORS low-word ${LOW_WORD_SHAPES:-} ;;
   ncu-stalls)
     ncu --query-metrics > "$out/metrics.txt" 2>&1
     tensor=$(grep -o "^sm__pipe_tensor_op_gmma_cycles_active\b" "$out/metrics.txt" | head -1)

@@ -50,6 +50,15 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
       llvm::cl::desc("tl-elide-barriers sees through wgmma, proxy fences and the consumers' "
                      "barrier (async-proxy)"),
       llvm::cl::init(false)};
+  Option<bool> stmatrix{
+      *this, "stmatrix",
+      llvm::cl::desc("stmatrix.x4 for an Mma loop's 16-bit shared stores of whole "
+                     "16x16 blocks (sm_90, sm_90a)"),
+      llvm::cl::init(false)};
+  Option<bool> lowWordDescriptors{
+      *this, "low-word-descriptors",
+      llvm::cl::desc("wgmma descriptors' steps add 32 bits to their low word"),
+      llvm::cl::init(false)};
 };
 
 } // namespace
@@ -63,7 +72,8 @@ void registerTLPipelines() {
       [](mlir::OpPassManager &pm, const GPULoweringOptions &options) {
         buildGPULowering(pm, {options.target, options.sharedMemoryLimit, options.fastMath,
                               options.wgmma, options.tma, options.warpSpecialize,
-                              options.elideAsyncBarriers});
+                              options.elideAsyncBarriers, options.stmatrix,
+                              options.lowWordDescriptors});
       });
 }
 
@@ -104,6 +114,8 @@ void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   lowering.targetName = options.target;
   lowering.sm90aPlans = options.target == "sm_90a";
   lowering.fastMath = options.fastMath;
+  lowering.stmatrix = options.stmatrix && options.target.starts_with("sm_90"); // sm_90 has it
+  lowering.lowWordDescriptors = options.lowWordDescriptors;
   buildGPUPlanning(pm, options);
   pm.addPass(createConvertTLToGPU(lowering));
   pm.addPass(createApproximateMath());

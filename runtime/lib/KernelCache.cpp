@@ -277,6 +277,14 @@ GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit) {
   // go too (GPUCompileOptions::elideAsyncBarriers).
   const char *elide = std::getenv("TLC_ELIDE_ASYNC_BARRIERS");
   options.elideAsyncBarriers = elide && std::string(elide) == "1";
+  // TLC_STMATRIX=1: 16x16 blocks of shared stores as stmatrix
+  // (GPUCompileOptions::stmatrix).
+  const char *stmatrix = std::getenv("TLC_STMATRIX");
+  options.stmatrix = stmatrix && std::string(stmatrix) == "1";
+  // TLC_LOW_WORD_DESCRIPTORS=1: 32-bit descriptor steps
+  // (GPUCompileOptions::lowWordDescriptors).
+  const char *lowWord = std::getenv("TLC_LOW_WORD_DESCRIPTORS");
+  options.lowWordDescriptors = lowWord && std::string(lowWord) == "1";
   return options;
 }
 
@@ -288,6 +296,8 @@ std::string gpuCacheTarget(const std::string &arch, const GPUCompileOptions &opt
          (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async") +
          (options.warpSpecialize ? "" : " no-producer-warp") +
          (options.elideAsyncBarriers ? " elide-async-barriers" : "") +
+         (options.stmatrix ? " stmatrix" : "") +
+         (options.lowWordDescriptors ? " low-word-descriptors" : "") +
          (llvm && *llvm ? std::string(" llvm:") + llvm : "");
 }
 

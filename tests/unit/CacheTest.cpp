@@ -110,18 +110,31 @@ TEST_CASE("the cache target names the path and LLVM's options", "[cache]") {
   ::unsetenv("TLC_LLVM_OPTIONS");
 }
 
-TEST_CASE("TLC_ELIDE_ASYNC_BARRIERS=1 turns the async barrier elision on, and keys it apart",
+TEST_CASE("the code-generation variables off by default: =1 turns each on, and keys it apart",
           "[cache]") {
-  ::unsetenv("TLC_ELIDE_ASYNC_BARRIERS");
-  CHECK_FALSE(tl::runtime::gpuCompileOptions().elideAsyncBarriers); // off by default
-  ::setenv("TLC_ELIDE_ASYNC_BARRIERS", "1", 1);
-  tl::GPUCompileOptions options = tl::runtime::gpuCompileOptions();
-  ::unsetenv("TLC_ELIDE_ASYNC_BARRIERS");
-  CHECK(options.elideAsyncBarriers);
-  CHECK(tl::runtime::gpuCacheTarget("sm_90a", options) == "sm_90a elide-async-barriers");
-  ::setenv("TLC_ELIDE_ASYNC_BARRIERS", "0", 1);
-  CHECK_FALSE(tl::runtime::gpuCompileOptions().elideAsyncBarriers);
-  ::unsetenv("TLC_ELIDE_ASYNC_BARRIERS");
+  struct Variable {
+    const char *name;
+    bool tl::GPUCompileOptions::*option;
+    const char *target;
+  };
+  for (Variable v :
+       {Variable{"TLC_ELIDE_ASYNC_BARRIERS", &tl::GPUCompileOptions::elideAsyncBarriers,
+                 "sm_90a elide-async-barriers"},
+        Variable{"TLC_STMATRIX", &tl::GPUCompileOptions::stmatrix, "sm_90a stmatrix"},
+        Variable{"TLC_LOW_WORD_DESCRIPTORS", &tl::GPUCompileOptions::lowWordDescriptors,
+                 "sm_90a low-word-descriptors"}}) {
+    INFO(v.name);
+    ::unsetenv(v.name);
+    CHECK_FALSE(tl::runtime::gpuCompileOptions().*v.option); // off by default
+    ::setenv(v.name, "1", 1);
+    tl::GPUCompileOptions options = tl::runtime::gpuCompileOptions();
+    ::unsetenv(v.name);
+    CHECK(options.*v.option);
+    CHECK(tl::runtime::gpuCacheTarget("sm_90a", options) == v.target);
+    ::setenv(v.name, "0", 1);
+    CHECK_FALSE(tl::runtime::gpuCompileOptions().*v.option);
+    ::unsetenv(v.name);
+  }
 }
 
 TEST_CASE("a corrupt or truncated entry is a miss, and is rebuilt", "[cache]") {

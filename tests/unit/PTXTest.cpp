@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <regex>
@@ -124,6 +125,43 @@ int assembledSpills(const fs::path &ptxas, const std::string &ptx, const std::st
   std::smatch spills;
   REQUIRE(std::regex_search(output, spills, std::regex("(\\d+) bytes spill stores")));
   return std::stoi(spills[1]);
+}
+
+/// A tuned sm_90a kernel at S = 4096 compiled by default and with an option
+/// that is off by default, and what ptxas spills for each (-1 without ptxas).
+struct OptionPTX {
+  std::string shipped, option;
+  int shippedSpills = -1, optionSpills = -1;
+};
+
+/// For each tuned sm_90a kernel at S = 4096 (D = 64, 128, 256; causal and
+/// not; forward and backward): `check` on its PTX by default and with
+/// `option`, each assembled by ptxas (no wgmma serialised) where it is there.
+void forEachTunedKernel(const tl::GPUCompileOptions &option, const std::string &name,
+                        const std::function<void(bool forward, const OptionPTX &)> &check) {
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  const bool assemble = fs::exists(ptxas);
+  if (!assemble)
+    WARN("ptxas not found at " << ptxas << ": instruction counts only");
+  ScratchDir scratch("tl-" + name + "-ptx");
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (bool forward : {true, false}) {
+        INFO("D=" << dim << " causal=" << causal << (forward ? " forward" : " backward"));
+        mha::AttentionConfig config = mha::tunedConfig(dim, causal, 4096, "sm_90a");
+        tl::dsl::Program program = forward ? mha::forwardKernel(2, 4, 4096, dim, causal, config)
+                                           : mha::backwardKernel(2, 4, 4096, dim, causal, config);
+        OptionPTX ptx{tl::compileForGPU(program, "sm_90a").ptx,
+                      tl::compileForGPU(program, "sm_90a", option).ptx};
+        if (assemble) {
+          ptx.shippedSpills =
+              assembledSpills(ptxas, ptx.shipped, "sm_90a", scratch.path, "default");
+          ptx.optionSpills = assembledSpills(ptxas, ptx.option, "sm_90a", scratch.path, name);
+        }
+        INFO("spills " << ptx.optionSpills << " with " << name << ", " << ptx.shippedSpills
+                       << " shipped");
+        check(forward, ptx);
+      }
 }
 
 } // namespace
@@ -621,36 +659,62 @@ TEST_CASE("the async barrier elision (off by default): fewer consumer barriers, 
   // batches that order nothing (BarrierElision.h): the staged backward two an
   // iteration (its loop unrolls nothing: fewer in its PTX too), the forward
   // the one before its epilogue's TMA store. It removes barriers only: every
-  // proxy fence and wgmma stays. Not yet run on the GPU: this checks the
-  // code, not its speed or races.
+  // proxy fence and wgmma stays. Session 33 ran it on an H100 (tests and
+  // sanitizers clean, timed level with the default): this checks the code.
   using tl::test::occurrences;
-  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
-  const bool assemble = fs::exists(ptxas);
-  if (!assemble)
-    WARN("ptxas not found at " << ptxas << ": barrier counts only");
-  ScratchDir scratch("tl-elide-async-ptx");
-  for (int dim : {64, 128, 256})
-    for (bool causal : {false, true})
-      for (bool forward : {true, false}) {
-        INFO("D=" << dim << " causal=" << causal << (forward ? " forward" : " backward"));
-        mha::AttentionConfig config = mha::tunedConfig(dim, causal, 4096, "sm_90a");
-        tl::dsl::Program program = forward ? mha::forwardKernel(2, 4, 4096, dim, causal, config)
-                                           : mha::backwardKernel(2, 4, 4096, dim, causal, config);
-        std::string ptx[2];
-        for (int elide = 0; elide < 2; ++elide)
-          ptx[elide] = tl::compileForGPU(program, "sm_90a", {.elideAsyncBarriers = elide != 0}).ptx;
-        // The forward loses the barrier before its epilogue's TMA store.
-        CHECK(occurrences(ptx[1], "bar.sync") + (forward ? 1 : 2) <=
-              occurrences(ptx[0], "bar.sync"));
-        for (const char *kept : {"fence.proxy.async", "wgmma.mma_async"})
-          CHECK(occurrences(ptx[1], kept) == occurrences(ptx[0], kept));
-        if (assemble) {
-          int spills = assembledSpills(ptxas, ptx[1], "sm_90a", scratch.path, "elided");
-          int shipped = assembledSpills(ptxas, ptx[0], "sm_90a", scratch.path, "default");
-          INFO("spills " << spills << " elided, " << shipped << " shipped");
-          CHECK(spills <= shipped + 16); // the causal D = 64 backward: 56 against 40
-        }
-      }
+  forEachTunedKernel({.elideAsyncBarriers = true}, "elided",
+                     [](bool forward, const OptionPTX &ptx) {
+                       // The forward loses the barrier before its epilogue's TMA store.
+                       CHECK(occurrences(ptx.option, "bar.sync") + (forward ? 1 : 2) <=
+                             occurrences(ptx.shipped, "bar.sync"));
+                       for (const char *kept : {"fence.proxy.async", "wgmma.mma_async"})
+                         CHECK(occurrences(ptx.option, kept) == occurrences(ptx.shipped, kept));
+                       // the causal D = 64 backward: 56 against 40
+                       CHECK(ptx.optionSpills <= ptx.shippedSpills + 16);
+                     });
+}
+
+TEST_CASE("stmatrix for the fragments' 16-bit shared stores (off by default): four stores "
+          "each, clean ptxas",
+          "[ptx]") {
+  // GPUCompileOptions::stmatrix (TLC_STMATRIX=1): the tuned sm_90a kernels'
+  // column-pair stores of 16-bit tiles (the backward's P^T and dS^T, the
+  // forward's output tile) go as stmatrix.x4, each in place of four 32-bit
+  // st.shared; nothing else changes (barriers, fences, wgmma). The lane
+  // mapping's algebra is tests/stmatrix_lanes.py. Not yet run on the GPU:
+  // this checks the code, not its results or its speed.
+  using tl::test::occurrences;
+  forEachTunedKernel({.stmatrix = true}, "stmatrix", [](bool forward, const OptionPTX &ptx) {
+    int matrices = occurrences(ptx.option, "stmatrix.sync.aligned.m8n8.x4.shared.b16");
+    CHECK(matrices >= (forward ? 4 : 12)); // the forward's output, the backward's P, dS
+    CHECK(occurrences(ptx.option, "stmatrix") == matrices);
+    CHECK(occurrences(ptx.shipped, "stmatrix") == 0);
+    CHECK(occurrences(ptx.shipped, "st.shared.b32") - occurrences(ptx.option, "st.shared.b32") ==
+          4 * matrices);
+    for (const char *kept : {"bar.sync", "fence.proxy.async", "wgmma.mma_async"})
+      CHECK(occurrences(ptx.option, kept) == occurrences(ptx.shipped, kept));
+    CHECK(ptx.optionSpills <= ptx.shippedSpills + 4); // the D = 256 backward: 4 against 0
+  });
+  // sm_80 has no stmatrix: the option changes nothing there.
+  mha::AttentionConfig config = mha::tunedConfig(128, false, 4096, "sm_80");
+  tl::dsl::Program backward = mha::backwardKernel(2, 4, 4096, 128, false, config);
+  CHECK(tl::compileForGPU(backward, "sm_80", {.stmatrix = true}).ptx ==
+        tl::compileForGPU(backward, "sm_80").ptx);
+}
+
+TEST_CASE("low-word wgmma descriptors (off by default): 32-bit steps, clean ptxas", "[ptx]") {
+  // GPUCompileOptions::lowWordDescriptors (TLC_LOW_WORD_DESCRIPTORS=1): each
+  // wgmma's descriptors are its gemm's start plus a constant added to the low
+  // word; the high word a constant. The same wgmmas, barriers and fences; no
+  // 64-bit adds left in the kernels (their other 64-bit arithmetic is
+  // pointers: mul.wide and cvta). Not yet run on the GPU.
+  using tl::test::occurrences;
+  forEachTunedKernel({.lowWordDescriptors = true}, "low-word", [](bool, const OptionPTX &ptx) {
+    for (const char *kept : {"bar.sync", "fence.proxy.async", "wgmma.mma_async", "st.shared"})
+      CHECK(occurrences(ptx.option, kept) == occurrences(ptx.shipped, kept));
+    CHECK(occurrences(ptx.option, "add.s64") < occurrences(ptx.shipped, "add.s64"));
+    CHECK(ptx.optionSpills <= ptx.shippedSpills + 8);
+  });
 }
 
 TEST_CASE("use_producer_warpgroup where the loop cannot take one: an error at the loop's line",

@@ -10,7 +10,8 @@
 //   tl-mha --print-shipped-ir  the tl IR of every shipped kernel (the fuzz
 //                              corpus, tests/fuzz), each after a `// NAME` line
 //   tl-mha --ptx ARCH DIR      writes DIR/<program>[_causal].ptx for ARCH and
-//                              prints the kernels' launch shapes
+//                              prints the kernels' launch shapes (compiled
+//                              as the JIT would: TLC_STMATRIX=1 etc. apply)
 //   tl-mha -h | --help         usage
 //
 // Exit codes: 0 ok, 1 a failure (an error too large, a file not written), 2
@@ -21,6 +22,7 @@
 #include "tl/Compiler/CrashHandler.h"
 #include "tl/Compiler/GPUCompiler.h"
 #include "tl/runtime/CudaDriver.h"
+#include "tl/runtime/KernelCache.h"
 
 #include <cerrno>
 #include <chrono>
@@ -136,7 +138,8 @@ const char *const kUsage =
     "       tl-mha --print-shipped-ir\n"
     "                               print the tl IR of every kernel --ptx writes\n"
     "       tl-mha --ptx ARCH DIR   write the shipped kernels' PTX for ARCH (sm_80 or\n"
-    "                               sm_90a) to DIR/<program>.ptx, creating DIR\n"
+    "                               sm_90a) to DIR/<program>.ptx, creating DIR; the\n"
+    "                               JIT's variables (TLC_WGMMA, TLC_STMATRIX, ...) apply\n"
     "       tl-mha -h | --help      print this message\n";
 
 /// A usage error: the problem and the usage on stderr, exit code 2.
@@ -187,7 +190,9 @@ int writePTX(const std::string &arch, const std::string &dir) {
     return failure("'" + dir + "' is not a directory");
   std::vector<std::pair<std::string, Program>> programs = mha::shippedPrograms(arch);
   for (auto &[file, program] : programs) {
-    tl::GPUBinary binary = tl::compileForGPU(program, arch);
+    // As the JIT compiles it: its code-generation variables (TLC_WGMMA,
+    // TLC_STMATRIX, ...) apply here too.
+    tl::GPUBinary binary = tl::compileForGPU(program, arch, tl::runtime::gpuCompileOptions());
     std::string why;
     if (!writeFile(std::filesystem::path(dir) / (file + ".ptx"), binary.ptx, why))
       return failure(why);

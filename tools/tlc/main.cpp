@@ -2,13 +2,18 @@
 //
 //   tlc FILE.cpp --list
 //   tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND] [--target=sm_80|sm_90a|cpu]
-//       [-o PATH] [--print-ir-after-all] [--timing] [--elide-async-barriers]
+//       [-o PATH] [--print-ir-after-all] [--timing] [--elide-async-barriers] [--stmatrix]
+//       [--low-word-descriptors]
 //   tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--timing] [--elide-async-barriers]
+//       [--stmatrix] [--low-word-descriptors]
 //
 // --timing prints how long each compile step took (every MLIR pass, the
 // LLVM steps, ptxas) to stderr. --elide-async-barriers lets tl-elide-barriers
 // remove the wgmma loops' barriers that order nothing too (off by default: it
-// timed level with the default, results/2026-12-05-session33.md).
+// timed level with the default, results/2026-12-05-session33.md). --stmatrix
+// stores the fragments' 16x16 blocks of 16-bit shared tiles by stmatrix.x4 on
+// sm_90 and sm_90a; --low-word-descriptors advances wgmma descriptors by 32-bit
+// adds (both off by default: not yet run on a GPU).
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and
@@ -47,7 +52,8 @@ namespace {
 struct Options {
   std::string input, program, emit = "tl", target = "sm_90a", output;
   std::vector<std::pair<std::string, std::string>> params;
-  bool list = false, printIRAfterAll = false, timing = false, elideAsyncBarriers = false;
+  bool list = false, printIRAfterAll = false, timing = false, elideAsyncBarriers = false,
+       stmatrix = false, lowWordDescriptors = false;
 };
 
 [[noreturn]] void usage(const std::string &problem) {
@@ -57,9 +63,9 @@ struct Options {
       "usage: tlc FILE.cpp --list\n"
       "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND]\n"
       "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all] [--timing]\n"
-      "           [--elide-async-barriers]\n"
+      "           [--elide-async-barriers] [--stmatrix] [--low-word-descriptors]\n"
       "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
-      "           [--timing] [--elide-async-barriers]\n"
+      "           [--timing] [--elide-async-barriers] [--stmatrix] [--low-word-descriptors]\n"
       "KIND: tl, planned, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
       problem.c_str());
   std::exit(2);
@@ -89,6 +95,10 @@ Options parse(int argc, char **argv) {
       o.timing = true;
     else if (arg == "--elide-async-barriers")
       o.elideAsyncBarriers = true;
+    else if (arg == "--stmatrix")
+      o.stmatrix = true;
+    else if (arg == "--low-word-descriptors")
+      o.lowWordDescriptors = true;
     else if (arg == "-k")
       o.program = value("-k");
     else if (arg == "-o")
@@ -295,7 +305,9 @@ void write(const std::string &text, const Options &o) {
 tl::GPUCompileOptions gpuOptions(const Options &o) {
   return {.printIRAfterAll = o.printIRAfterAll,
           .timing = o.timing,
-          .elideAsyncBarriers = o.elideAsyncBarriers};
+          .elideAsyncBarriers = o.elideAsyncBarriers,
+          .stmatrix = o.stmatrix,
+          .lowWordDescriptors = o.lowWordDescriptors};
 }
 
 /// The chosen program's output of kind `o.emit` for `o.target`.

@@ -235,7 +235,13 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
     Option<"fastMath", "fast-math", "bool", /*default=*/"true",
            "Allow rewrites that may change results in the last bit: in unrolled "
            "parallel loops, divisions by one value become multiplications by "
-           "its reciprocal, computed once (acc_o /= logsum)">
+           "its reciprocal, computed once (acc_o /= logsum)">,
+    Option<"stmatrix", "stmatrix", "bool", /*default=*/"false",
+           "An unrolled Mma loop's stores of whole 16x16 blocks of a 16-bit "
+           "shared tile go as stmatrix.x4 (sm_90 and later; not yet run on a GPU)">,
+    Option<"lowWordDescriptors", "low-word-descriptors", "bool", /*default=*/"false",
+           "wgmma descriptors' steps add 32 bits to their low word, the high word a "
+           "constant (not yet run on a GPU)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -196,6 +196,8 @@ private:
     }
     if (auto matrices = dyn_cast<NVVM::LdMatrixOp>(op))
       return pointedTo(matrices.getPtr(), false);
+    if (auto matrices = dyn_cast<NVVM::StMatrixOp>(op))
+      return pointedTo(matrices.getPtr(), true);
     // mma.sync works on registers only (the op declares no effects, so it is
     // named here).
     if (isa<NVVM::MmaOp>(op))

@@ -75,6 +75,12 @@ struct ResourceLimits {
   int64_t sharedBytes = 0;
   std::string target;
   bool fastMath = true;
+  /// stmatrix for an Mma fragment's 16-bit shared stores (sm_90;
+  /// LowerMatrixStores.cpp).
+  bool stmatrix = false;
+  /// wgmma descriptors advanced by 32-bit adds to their low word
+  /// (lowerGemmWgmma).
+  bool lowWordDescriptors = false;
 };
 
 /// Lowers one outlined kernel (a gpu.func still holding tl ops) in place.
@@ -97,7 +103,7 @@ private:
   /// fence.proxy.async: this thread's generic shared writes (stores,
   /// completed cp.async) become visible to async-proxy readers (wgmma).
   void fenceProxyAsync(Location loc);
-  /// `value` (f32 or i64) through a mov LLVM cannot see into or move: it
+  /// `value` (f32, i32 or i64) through a mov LLVM cannot see into or move: it
   /// stays where it is issued (not hoisted out of a loop, not folded into a
   /// constant).
   Value opaqueMove(Location loc, Value value);
@@ -444,7 +450,8 @@ private:
   bool mmaPairs(CopyOp op, Value fragment);
 
   /// The copy of mmaPairs: one 2-element store per column pair (crossed
-  /// where pairsConflict).
+  /// where pairsConflict), or, into a matrixStoreReady tile at a column
+  /// offset of a multiple of 8, a stmatrix.x4 per 16x16 block.
   void copyMmaPairs(CopyOp op, Value fragment);
   /// 8-byte column pairs stored into `tile` conflict: 32-bit elements in a
   /// 128-byte swizzle atom, whose XOR by row % 8 sends a half-warp's rows r
@@ -656,6 +663,23 @@ private:
   /// Repeated loads of one fragment slot are merged first, so that the
   /// elements of a row see one divisor.
   void shareDivisors(Operation *begin, Operation *end);
+
+  /// With limits.stmatrix: the copies' stores that write whole 16x16 blocks
+  /// of a matrixStoreReady tile at their own (row, column) become one
+  /// stmatrix.x4 each, where the block's last store stood; taken out of
+  /// `copies` (LowerMatrixStores.cpp).
+  void storeMatrices(MutableArrayRef<UnrolledStores> copies, const FragmentLayout &layout);
+  /// With limits.stmatrix, stmatrix can write `tile`: shared, unannotated,
+  /// 16-bit, its 8-element row segments 16-byte aligned.
+  bool matrixStoreReady(Value tile);
+  /// This lane's row and column of the stmatrix.x4 that stores 16x16 block
+  /// (tileRow, tileColumn .. tileColumn + 1) of an Mma fragment: its tiles'
+  /// rows and columns, plus l % 16 and 8 (l / 16).
+  std::pair<Value, Value> matrixLane(Location loc, const FragmentLayout &layout, int64_t tileRow,
+                                     int64_t tileColumn);
+  /// stmatrix.x4 at this lane's `address` of the block's eight slot values,
+  /// in slot order, as `half` pairs.
+  void storeMatrix(Location loc, Value address, ArrayRef<Value> pairs, Type half);
 
   /// Rewrites the element-level ops of a parallel body: fragment accesses go
   /// to the thread's own element (they must use the loop's own indices),

@@ -175,8 +175,28 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
     }
     return;
   }
+  // Pairs of 16x8 tiles by stmatrix where it can (LowerMatrixStores.cpp).
+  int64_t tilesN = f.layout.tilesN();
+  int64_t matrixTiles =
+      matrixStoreReady(dst) && !crossed && knownDivisor(op.getDstOffsets().back()) % 8 == 0
+          ? tilesN - tilesN % 2
+          : 0;
+  for (int64_t tileRow = 0; tileRow < f.layout.tilesM(); ++tileRow) {
+    for (int64_t tileColumn = 0; tileColumn < matrixTiles; tileColumn += 2) {
+      auto [row, col] = matrixLane(loc, f.layout, tileRow, tileColumn);
+      SmallVector<Value> at =
+          regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(), ValueRange{row, col});
+      SmallVector<Value, 8> values;
+      for (int64_t slot = (tileRow * tilesN + tileColumn) * 4, end = slot + 8; slot < end; ++slot)
+        values.push_back(memref::LoadOp::create(rewriter, loc, f.storage,
+                                                ValueRange{index(rewriter, loc, slot)}));
+      storeMatrix(loc, sharedAddress(loc, dst, at), values, element);
+    }
+  }
   auto [rowBase, colBase] = mmaBases(loc, f.layout);
   for (int64_t slot = 0; slot < f.layout.count(); slot += 2) {
+    if ((slot / 4) % tilesN < matrixTiles)
+      continue;
     auto [row, col] = mmaSlotOffset(f.layout, slot);
     SmallVector<Value> at =
         regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(),

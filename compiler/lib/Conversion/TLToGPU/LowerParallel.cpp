@@ -2,7 +2,8 @@
 //
 // tl.parallel: one copy of the body per element a thread owns of the loop's
 // driving fragment (unrolled for Mma layouts), or spread over the threads;
-// the unrolled code then shares divisors and pairs column stores, and an
+// the unrolled code then shares divisors, stores 16x16 blocks by stmatrix
+// (an option) and pairs column stores, and an
 // online-softmax rescale (tl.unit_rescale, UnitRescale.cpp) is skipped when
 // every factor is 1.
 //
@@ -116,6 +117,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
       if (limits.fastMath) // x / y -> x * (1 / y): may differ in the last bit
         shareDivisors(before ? before->getNextNode() : &block->front(), op);
       OpBuilder::InsertionGuard guard(rewriter);
+      storeMatrices(unrolled, layout);
       pairColumnStores(rewriter, unrolled,
                        [&](Value tile) { return isShared(tile) && !layouts.count(tile); });
     }

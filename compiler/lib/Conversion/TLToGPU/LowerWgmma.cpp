@@ -46,7 +46,7 @@ Value KernelLowering::opaqueMove(Location loc, Value value) {
   bool wide = value.getType().isInteger(64);
   return LLVM::InlineAsmOp::create(
              rewriter, loc, value.getType(), ValueRange{value}, opaqueMoveAssembly(wide),
-             wide ? "=l,l" : "=f,f",
+             wide ? "=l,l" : (value.getType().isInteger(32) ? "=r,r" : "=f,f"),
              /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
              LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
              /*operand_attrs=*/ArrayAttr())
@@ -88,9 +88,13 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
                             << (tb ? 8 : atomB / 2) << " (B's " << (tb ? "rows" : "swizzle atom")
                             << "), not " << columns;
 
-  Type i64 = b.getI64Type();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto i64Constant = [&](uint64_t v) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)))
+        .getResult();
+  };
+  auto i32Constant = [&](uint32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)))
         .getResult();
   };
   Value group = arith::DivUIOp::create(b, loc, warpId, index(b, loc, 4));
@@ -98,24 +102,46 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
       groupsN == 1 ? group : arith::DivUIOp::create(b, loc, group, index(b, loc, groupsN));
   bool opaqueDescriptors = op->getParentOfType<PipelinedOp>() || op->getParentOfType<scf::ForOp>();
   // A descriptor's start at tile + runtime byte offset, with its constant
-  // bits; later steps add their constant offset (in 16-byte units).
+  // bits; later steps add their constant offset (in 16-byte units). With
+  // limits.lowWordDescriptors the runtime part is the low word alone (the
+  // start, 14 bits, and the leading byte offset) and the high word a
+  // constant: the steps add 32 bits (a start inside shared memory plus an
+  // offset inside the tile stays below 2^14 and carries into nothing, as in
+  // the 64-bit add), where a 64-bit add costs ptxas an add with carry and
+  // the moves between them for every wgmma.
+  bool lowWord = limits.lowWordDescriptors;
+  struct Descriptor {
+    Value value; // the descriptor, or (lowWord) its low word
+    uint64_t high = 0;
+  };
   auto descriptor = [&](Value tile, Value byteOffset, uint64_t bits) {
     Value address = arith::AddIOp::create(
         b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), byteOffset);
+    Type word = lowWord ? i32 : i64;
+    auto constant = [&](uint64_t v) { return lowWord ? i32Constant(v) : i64Constant(v); };
     Value field = arith::AndIOp::create(
         b, loc,
-        arith::ShRUIOp::create(b, loc, arith::IndexCastOp::create(b, loc, i64, address),
-                               i64Constant(4)),
-        i64Constant(0x3FFF));
-    Value start = arith::OrIOp::create(b, loc, field, i64Constant(bits));
+        arith::ShRUIOp::create(b, loc, arith::IndexCastOp::create(b, loc, word, address),
+                               constant(4)),
+        constant(0x3FFF));
+    Value start =
+        arith::OrIOp::create(b, loc, field, constant(lowWord ? bits & 0xFFFFFFFFu : bits));
     // In a loop, the start is made here, each iteration: LLVM would
     // otherwise hoist every k step's descriptor of a loop-invariant tile out
-    // of the loop, two registers each for the whole loop (the staged
+    // of the loop, a register or two each for the whole loop (the staged
     // backward's five gemms spilled so).
-    return opaqueDescriptors ? opaqueMove(loc, start) : start;
+    return Descriptor{opaqueDescriptors ? opaqueMove(loc, start) : start,
+                      lowWord ? bits >> 32 << 32 : 0};
   };
-  auto advanced = [&](Value desc, int64_t bytes) {
-    return bytes ? arith::AddIOp::create(b, loc, desc, i64Constant(bytes >> 4)).getResult() : desc;
+  auto advanced = [&](const Descriptor &desc, int64_t bytes) -> Value {
+    if (!lowWord)
+      return bytes ? arith::AddIOp::create(b, loc, desc.value, i64Constant(bytes >> 4)).getResult()
+                   : desc.value;
+    Value low = bytes
+                    ? arith::AddIOp::create(b, loc, desc.value, i32Constant(bytes >> 4)).getResult()
+                    : desc.value;
+    return arith::OrIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i64, low),
+                                i64Constant(desc.high));
   };
   // Each operand's corner for k step kk and this warpgroup's block t (A) or
   // N chunk n0 (B): the start address of its descriptor. A as stored and B
@@ -130,13 +156,11 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
   // Warpgroup row gm's blocks start 64 * gm rows down A's M, column gn's at
   // column gn * columns of B (a multiple of 8 rows of a K-major B, of the
   // atom's columns of an MN-major one: the offset is linear in gn).
-  Value descA =
-      fromRegisters
-          ? Value()
-          : descriptor(a,
-                       arith::MulIOp::create(b, loc, groupM,
-                                             index(b, loc, corner(rowsA, atomA, !ta, 64, 0))),
-                       bits(rowsA, atomA, !ta));
+  Descriptor descA;
+  if (!fromRegisters)
+    descA = descriptor(
+        a, arith::MulIOp::create(b, loc, groupM, index(b, loc, corner(rowsA, atomA, !ta, 64, 0))),
+        bits(rowsA, atomA, !ta));
   auto offsetA = [&](int64_t block, int64_t kk) { // block: this warpgroup's t-th
     return corner(rowsA, atomA, !ta, block * groupsM * 64, kk * 16);
   };
@@ -145,7 +169,7 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp op) {
     startB =
         arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, group, index(b, loc, groupsN)),
                               index(b, loc, corner(rowsB, atomB, tb, columns, 0)));
-  Value descB = descriptor(bTile, startB, bits(rowsB, atomB, tb));
+  Descriptor descB = descriptor(bTile, startB, bits(rowsB, atomB, tb));
   auto offsetB = [&](int64_t n0, int64_t kk) { return corner(rowsB, atomB, tb, n0, kk * 16); };
 
   Type f32 = b.getF32Type();

@@ -218,7 +218,9 @@ GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOpti
           /*wgmma=*/arch == "sm_90a" && options.wgmma,
           options.tma,
           options.warpSpecialize,
-          options.elideAsyncBarriers};
+          options.elideAsyncBarriers,
+          options.stmatrix,
+          options.lowWordDescriptors};
 }
 
 /// The program lowered by buildGPUPipeline, and its kernel module.
