@@ -77,6 +77,12 @@
 #             tl-bench-gpu --bf16 on the same shapes (P_WHILE_DP_SHAPES="B,H,S,D ..."
 #             replaces the shapes)      -> tests-p-while-dp.log, p-while-dp.jsonl,
 #                                          sanitize-p-while-dp.log, bf16.jsonl
+#   dq-first  the staged wgmma backward with its dQ gemm first, waited for alone
+#             (AttentionConfig::bwdDqFirst; session 34, not yet run on a GPU): the
+#             FlashAttention-3-order backward test (which runs it), under memcheck,
+#             racecheck and synccheck, then tl-bench-gpu --bwd-dq-first=0|1 (twice
+#             each, alternating) and the peers (DQ_FIRST_SHAPES="B,H,S,D ..." replaces
+#             the shapes)  -> tests-dq-first.log, sanitize-dq-first.log, dq-first.jsonl
 #   no-lsr    tl-bench-gpu with LLVM's loop strength reduction and without it
 #             (TLC_LLVM_OPTIONS=-disable-lsr), the default run again after it
 #             (the noise), on the tuned configurations and the reference's
@@ -173,6 +179,10 @@
 #             by 32-bit adds to their low word; not yet run on a GPU)
 #             (LOW_WORD_SHAPES="B,H,S,D ..." replaces the shapes)
 #                                -> tests-low-word.log, sanitize-low-word.log, low-word.jsonl
+#   codegen-ab  tl-bench-gpu by default, with TLC_STMATRIX=1, with
+#             TLC_LOW_WORD_DESCRIPTORS=1 and with both, in turn, twice, then the
+#             peers (CODEGEN_AB_SHAPES="B,H,S,D ..." replaces 4,16,4096,128
+#             4,32,4096,64 4,16,4096,256 8,32,256,64)            -> codegen-ab.jsonl
 #   ncu-stalls  Nsight Compute's stall reasons per issued instruction, the share
 #             of cycles issuing, the scheduler statistics (warps, eligible warps) and
 #             the tensor pipe's busy share (the gmma pipe where ncu has it) on the
@@ -256,7 +266,11 @@ variableTrial() {
   local args=("$@")
   ((${#args[@]})) || args=(4,16,4096,128 4,32,4096,64 1,32,16384,64 4,16,4096,256 16,32,1024,64
     8,32,256,64)
-  env "$variable=1" ./bin/tl-gpu-tests "$test,MHA random shape sweep*" > "$out/tests-$name.log" 2>&1
+  # The sweep's 200 shapes take longer than a call: TRIAL_TESTS_S (default
+  # 200) seconds of them, the count passed in the log's last lines.
+  timeout "${TRIAL_TESTS_S:-200}" env "$variable=1" ./bin/tl-gpu-tests \
+    "$test,MHA random shape sweep*" > "$out/tests-$name.log" 2>&1
+  echo "tl-gpu-tests exit $? (124: cut at ${TRIAL_TESTS_S:-200} s)" | tee -a "$out/tests-$name.log"
   tail -4 "$out/tests-$name.log"
   (export "$variable=1" && sanitized "$out/sanitize-$name.log" "$test")
   for value in 0 1 0 1; do
@@ -306,6 +320,13 @@ for part in "$@"; do
     alternating bwd-p-while-dp "$out/p-while-dp.jsonl" "${args[@]}"
     sanitized "$out/sanitize-p-while-dp.log" "$test"
     ./bin/tl-bench-gpu --bf16 "${args[@]}" 2>&1 | tee "$out/bf16.jsonl" ;;
+  dq-first)
+    test="MHA backward in FlashAttention-3*"
+    ./bin/tl-gpu-tests "$test" > "$out/tests-dq-first.log" 2>&1
+    tail -4 "$out/tests-dq-first.log"
+    sanitized "$out/sanitize-dq-first.log" "$test"
+    alternating bwd-dq-first "$out/dq-first.jsonl" \
+      ${DQ_FIRST_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64} ;;
   det-short)
     # The deterministic backward at short lengths: deterministicConfig's
     # choice, the staged one on wgmma with the producer taking the turns with
@@ -480,6 +501,16 @@ lts__average_t_sector_hit_rate_realtime.pct \
     variableTrial TLC_STMATRIX stmatrix ${STMATRIX_SHAPES:-} ;;
   low-word)
     variableTrial TLC_LOW_WORD_DESCRIPTORS low-word ${LOW_WORD_SHAPES:-} ;;
+  codegen-ab)
+    args=(${CODEGEN_AB_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64})
+    for round in 1 2; do
+      for variables in "" TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1 \
+        "TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1"; do
+        echo "{\"variables\": \"$variables\", \"round\": $round}" | tee -a "$out/codegen-ab.jsonl"
+        env $variables ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/codegen-ab.jsonl"
+      done
+    done
+    peer sdpa_peer.py "$out/codegen-ab.jsonl" "${args[@]}" ;;
   ncu-stalls)
     ncu --query-metrics > "$out/metrics.txt" 2>&1
     tensor=$(grep -o "^sm__pipe_tensor_op_gmma_cycles_active\b" "$out/metrics.txt" | head -1)

@@ -6,6 +6,9 @@
 # PTX that differs only in register numbering or instruction order can still
 # assemble to the same machine code; the cubin comparison says so, and then no
 # measurement is needed. Anything else is a change to measure on the H200.
+# tl-mha --ptx compiles as the JIT does: the environment's TLC_* code-generation
+# variables apply (TLC_STMATRIX=1 snapshots that option's kernels); the snapshot
+# records them in DIR/variables.txt, and --diff says when two differ.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TLC_BUILD_DIR:-$root/build}
@@ -14,6 +17,9 @@ ptxas=${PTXAS:-/usr/local/cuda/bin/ptxas}
 if [[ ${1:-} == --diff ]]; then
   a=$2 b=$3 status=0
   cmp -s "$a/ir.txt" "$b/ir.txt" || { echo "tl IR differs"; status=1; }
+  cmp -s "$a/variables.txt" "$b/variables.txt" ||
+    echo "taken under different TLC_* variables: $(cat "$a/variables.txt" 2>/dev/null) |" \
+      "$(cat "$b/variables.txt" 2>/dev/null)"
   for arch in sm_90a sm_80; do
     for ptx in "$a/$arch"/*.ptx; do
       name=$(basename "$ptx" .ptx)
@@ -33,6 +39,7 @@ fi
 
 dir=${1:?usage: kernel-snapshot.sh DIR | --diff A B}
 mkdir -p "$dir"
+env | grep '^TLC_' | sort >"$dir/variables.txt" || true
 "$build/bin/tl-mha" --print-shipped-ir >"$dir/ir.txt"
 for arch in sm_90a sm_80; do
   "$build/bin/tl-mha" --ptx "$arch" "$dir/$arch" >/dev/null

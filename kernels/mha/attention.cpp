@@ -290,7 +290,7 @@ dsl::Program backwardKernel(int batch, int heads, int seq_len, int dim, bool is_
                                 config.bwdThreads, config.bwdStages, config.deterministic,
                                 config.bwdWgmma, config.bwdDqTile, config.bwdConvertDq,
                                 config.bwdDqMmaTiles, config.bwdProducer, config.bwdKeysFastest,
-                                config.bwdPWhileDp, config.bwdPRegisters, dtype);
+                                config.bwdPWhileDp, config.bwdPRegisters, dtype, config.bwdDqFirst);
   return flashattn_bwd(batch, heads, seq_len, dim, is_causal, b.block_M, b.block_N,
                        config.bwdThreads, config.bwdStages, config.deterministic, config.bwdDqTile,
                        config.bwdConvertDq, config.bwdDqMmaTiles, dtype);

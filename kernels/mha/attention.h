@@ -71,6 +71,13 @@ struct AttentionConfig {
   /// M only (wgmma's A from registers): not at D = 256's 64-row blocks, whose
   /// gemms would then leave wgmma. No effect on mma.sync.
   bool bwdPRegisters = false;
+  /// The staged wgmma backward issues its dQ gemm before the dV and dK ones
+  /// and waits for it alone: dQ's tile and adds then go while the dV and dK
+  /// gemms run, where by default all three are waited for together (session
+  /// 33: 10% of the D = 128 backward's stall samples at that wait). Off:
+  /// not yet run on a GPU. No effect on mma.sync, nor on a deterministic
+  /// backward whose consumers take dQ's turns themselves (no producer tile).
+  bool bwdDqFirst = false;
 };
 
 /// The head dims the attention programs take: 64, 128 and 256.

@@ -21,7 +21,7 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
                              int block_M, int block_N, int threads, int num_stages,
                              bool deterministic, bool wgmma, bool dq_tile, bool convert_dq,
                              bool mma_tile_dq, bool producer_warpgroup, bool keys_fastest,
-                             bool p_while_dp, bool p_registers, DType dtype) {
+                             bool p_while_dp, bool p_registers, DType dtype, bool dq_first) {
   const double sm_scale = std::pow(1.0 / dim, 0.5);
   const double scale = sm_scale * 1.44269504; // log2(e)
   const DType accum_dtype = f32;
@@ -140,16 +140,31 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
           dsT_shared(i, j) = qkT(i, j) * (dpT(i, j) - delta(j)) * sm_scale;
         });
       }
+      // dQ's gemm last, all three waited for at once; or (dq_first, on
+      // wgmma) first, waited for alone: dQ's hand-over (its tile, its adds)
+      // then runs while the dV and dK gemms do. Not where the consumers take
+      // dQ's turns themselves (deterministic, without the producer's tile):
+      // thread 0's wait for the turn, with gemms in flight, makes ptxas
+      // serialise the wgmmas (C7518).
+      const bool dq_ahead = wgmma && dq_first && (!deterministic || (producer && dq_tile));
+      auto dqGemm = [&] {
+        clear(dq);
+        gemm(dsT_shared, K_shared, dq,
+             {.transpose_A = true,
+              .policy = GemmWarpPolicy::Square,
+              .allow_wgmma = wgmma,
+              .wg_wait = -1});
+      };
+      if (dq_ahead)
+        dqGemm();
       if (!p_in_registers)
         gemm(pT, do_, dv, square);
       gemm(dsT_shared, q, dk, square);
-      clear(dq);
-      gemm(dsT_shared, K_shared, dq,
-           {.transpose_A = true,
-            .policy = GemmWarpPolicy::Square,
-            .allow_wgmma = wgmma,
-            .wg_wait = -1});
-      wait_wgmma(0);
+      if (!dq_ahead)
+        dqGemm();
+      // dq_ahead: in flight, oldest first, dV (from registers), dQ, dK, or
+      // dQ, dV, dK: waiting for dQ leaves dK (and dV) running.
+      wait_wgmma(dq_ahead ? (p_in_registers ? 1 : 2) : 0);
       if (dq_tile)
         copy(dq, dq_shared);
       // Queries past a ragged end have no dQ row; where seq_len is a
@@ -168,6 +183,8 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
             if_(k * block_N + i < seq_len, accumulate);
         });
       });
+      if (dq_ahead)
+        wait_wgmma(0);
     });
     copy(dv, dv_shared);
     copy(dk, dk_shared);

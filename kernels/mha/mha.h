@@ -149,14 +149,17 @@ dsl::Expr queryBlockAt(dsl::Expr step, dsl::Expr first, dsl::Expr end, bool last
 /// computed while the dP^T gemm still runs, and dS^T after it
 /// (AttentionConfig::bwdPWhileDp). With `p_registers` (on wgmma) P^T stays
 /// in registers and the dV gemm takes it from there
-/// (AttentionConfig::bwdPRegisters).
+/// (AttentionConfig::bwdPRegisters). With `dq_first` (on wgmma) the dQ gemm
+/// goes before the dV and dK ones and is waited for alone
+/// (AttentionConfig::bwdDqFirst).
 dsl::Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is_causal,
                                   int block_M, int block_N, int threads = 128, int num_stages = 1,
                                   bool deterministic = false, bool wgmma = false,
                                   bool dq_tile = false, bool convert_dq = false,
                                   bool mma_tile_dq = false, bool producer_warpgroup = false,
                                   bool keys_fastest = false, bool p_while_dp = false,
-                                  bool p_registers = false, dsl::DType dtype = dsl::f16);
+                                  bool p_registers = false, dsl::DType dtype = dsl::f16,
+                                  bool dq_first = false);
 
 /// The reference's dQ layout: atomics cannot be vectorised, so dQ is stored
 /// in the order of the 8x8 gemm fragment that produces it. It groups rows in

@@ -18,31 +18,6 @@
 // OFF-LABEL: gpu.func @gemm_loop
 // OFF: llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;", "=l,l" {{.*}} : (i64) -> i64
 // OFF-NOT: "=r,r"
-func.func @gemm_loop
-// PLAN: tl.alloc_shared {tl.rotating_copies = 4 : i64}
-// PLAN: tl.alloc_shared {tl.rotating_copies = 4 : i64}
-// PLAN: tl.pipelined {{.*}} stages 3 attributes {tl.wgmma_in_flight}
-// PLAN-NOT: tl.tma_loads
-// CHECK-LABEL: gpu.func @gemm_loop
-// CHECK-NOT: nvvm.cp.async.bulk.tensor
-// The prologue: two iterations ahead, two groups (A, B) each.
-// CHECK-COUNT-4: nvvm.cp.async.commit.group
-// CHECK: scf.for
-// The tiles of iteration k: two groups (k + 1's) may still be in flight.
-// CHECK: nvvm.cp.async.wait.group 2
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: gpu.barrier
-// CHECK: nvvm.cp.async.commit.group
-// CHECK: nvvm.cp.async.commit.group
-// CHECK-NOT: gpu.barrier
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: nvvm.wgmma.mma_async
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NOT: gpu.barrier
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK-NOT: gpu.barrier
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-NEXT: nvvm.cp.async.wait.group 0
 func.func @gemm_loop(%A: memref<128x260xf16>, %B: memref<256x128xf16>, %C: memref<128x128xf32> {tl.output}) {
   tl.kernel grid [1] threads 128 {
   ^bb0(%bx: index):

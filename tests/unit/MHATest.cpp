@@ -162,22 +162,25 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
     }
 }
 
-TEST_CASE("MHA backward in FlashAttention-3's order (P while dP runs, P in registers)",
+TEST_CASE("MHA backward in FlashAttention-3's order (P while dP runs, P in registers, dQ first)",
           "[mha][small]") {
   // The staged wgmma backward's loop orders: P^T computed while dP^T runs
   // (bwdPWhileDp: S^T waited for alone, dS^T after dP^T), and P^T kept in
   // registers for the dV gemm (bwdPRegisters; with the other, that gemm runs
-  // while dS^T is computed). Each of the four on tunedConfig's backward from
+  // while dS^T is computed); the four of them, then the dQ gemm first and
+  // waited for alone (bwdDqFirst) with neither and with both (its wait then
+  // leaves two gemms in flight, or one). On tunedConfig's backward from
   // S = 1024 (the producer warpgroup included where it has one), ragged,
   // outputs poisoned; deterministic.
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
-      for (int order = 0; order < 4; ++order) {
+      for (int order : {0, 1, 2, 3, 4, 7}) {
         mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, tl::testing::tunedArch());
         REQUIRE(config.bwdStaged);
         config.bwdPWhileDp = order & 1, config.bwdPRegisters = order & 2;
+        config.bwdDqFirst = order & 4;
         INFO("D=" << dim << " causal=" << causal << " while=" << config.bwdPWhileDp
-                  << " registers=" << config.bwdPRegisters);
+                  << " registers=" << config.bwdPRegisters << " dq-first=" << config.bwdDqFirst);
         checkMHA(1, 2, 200, dim, causal, config, mha::Outputs::poisoned);
         checkMHA(2, 1, 131, dim, causal, config);
         mha::AttentionConfig deterministic = config;

@@ -128,17 +128,21 @@ int assembledSpills(const fs::path &ptxas, const std::string &ptx, const std::st
 }
 
 /// A tuned sm_90a kernel at S = 4096 compiled by default and with an option
-/// that is off by default, and what ptxas spills for each (-1 without ptxas).
+/// that is off by default (a compile option, or a configuration's), and what
+/// ptxas spills for each (-1 without ptxas).
 struct OptionPTX {
   std::string shipped, option;
   int shippedSpills = -1, optionSpills = -1;
 };
 
 /// For each tuned sm_90a kernel at S = 4096 (D = 64, 128, 256; causal and
-/// not; forward and backward): `check` on its PTX by default and with
-/// `option`, each assembled by ptxas (no wgmma serialised) where it is there.
+/// not; forward and backward, or backward only): `check` on its PTX by
+/// default and with `option` and `configure`'s change to its configuration,
+/// each assembled by ptxas (no wgmma serialised) where it is there.
 void forEachTunedKernel(const tl::GPUCompileOptions &option, const std::string &name,
-                        const std::function<void(bool forward, const OptionPTX &)> &check) {
+                        const std::function<void(bool forward, const OptionPTX &)> &check,
+                        const std::function<void(mha::AttentionConfig &)> &configure = {},
+                        bool backwardOnly = false) {
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
   const bool assemble = fs::exists(ptxas);
   if (!assemble)
@@ -147,12 +151,18 @@ void forEachTunedKernel(const tl::GPUCompileOptions &option, const std::string &
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true})
       for (bool forward : {true, false}) {
+        if (forward && backwardOnly)
+          continue;
         INFO("D=" << dim << " causal=" << causal << (forward ? " forward" : " backward"));
-        mha::AttentionConfig config = mha::tunedConfig(dim, causal, 4096, "sm_90a");
-        tl::dsl::Program program = forward ? mha::forwardKernel(2, 4, 4096, dim, causal, config)
-                                           : mha::backwardKernel(2, 4, 4096, dim, causal, config);
-        OptionPTX ptx{tl::compileForGPU(program, "sm_90a").ptx,
-                      tl::compileForGPU(program, "sm_90a", option).ptx};
+        auto program = [&](bool variant) {
+          mha::AttentionConfig config = mha::tunedConfig(dim, causal, 4096, "sm_90a");
+          if (variant && configure)
+            configure(config);
+          return forward ? mha::forwardKernel(2, 4, 4096, dim, causal, config)
+                         : mha::backwardKernel(2, 4, 4096, dim, causal, config);
+        };
+        OptionPTX ptx{tl::compileForGPU(program(false), "sm_90a").ptx,
+                      tl::compileForGPU(program(true), "sm_90a", option).ptx};
         if (assemble) {
           ptx.shippedSpills =
               assembledSpills(ptxas, ptx.shipped, "sm_90a", scratch.path, "default");
@@ -705,9 +715,9 @@ TEST_CASE("stmatrix for the fragments' 16-bit shared stores (off by default): fo
 TEST_CASE("low-word wgmma descriptors (off by default): 32-bit steps, clean ptxas", "[ptx]") {
   // GPUCompileOptions::lowWordDescriptors (TLC_LOW_WORD_DESCRIPTORS=1): each
   // wgmma's descriptors are its gemm's start plus a constant added to the low
-  // word; the high word a constant. The same wgmmas, barriers and fences; no
-  // 64-bit adds left in the kernels (their other 64-bit arithmetic is
-  // pointers: mul.wide and cvta). Not yet run on the GPU.
+  // word; the high word a constant. The same wgmmas, barriers, fences and
+  // shared stores, fewer 64-bit adds (the descriptors' steps become 32-bit;
+  // the pointers' stay). Not yet run on the GPU.
   using tl::test::occurrences;
   forEachTunedKernel({.lowWordDescriptors = true}, "low-word", [](bool, const OptionPTX &ptx) {
     for (const char *kept : {"bar.sync", "fence.proxy.async", "wgmma.mma_async", "st.shared"})
@@ -715,6 +725,49 @@ TEST_CASE("low-word wgmma descriptors (off by default): 32-bit steps, clean ptxa
     CHECK(occurrences(ptx.option, "add.s64") < occurrences(ptx.shipped, "add.s64"));
     CHECK(ptx.optionSpills <= ptx.shippedSpills + 8);
   });
+}
+
+TEST_CASE("the backward's dQ gemm first (off by default): waited for alone, clean ptxas", "[ptx]") {
+  // AttentionConfig::bwdDqFirst: the staged wgmma backward issues dQ's gemm
+  // before dV's and dK's and waits for it alone (wait_group 2), its hand-over
+  // overlapping them, then for all at the iteration's end: one wait more, the
+  // same wgmmas, no wgmma serialised. Not yet run on the GPU (MHATest's
+  // FlashAttention-3-order test runs it there).
+  using tl::test::occurrences;
+  forEachTunedKernel(
+      {}, "dq-first",
+      [](bool, const OptionPTX &ptx) {
+        CHECK(occurrences(ptx.option, "wgmma.wait_group.sync.aligned \t2;") ==
+              occurrences(ptx.shipped, "wgmma.wait_group.sync.aligned \t2;") + 1);
+        CHECK(occurrences(ptx.option, "wgmma.wait_group") ==
+              occurrences(ptx.shipped, "wgmma.wait_group") + 1);
+        CHECK(occurrences(ptx.option, "wgmma.mma_async") ==
+              occurrences(ptx.shipped, "wgmma.mma_async"));
+        CHECK(ptx.optionSpills <= ptx.shippedSpills + 16);
+      },
+      [](mha::AttentionConfig &config) { config.bwdDqFirst = true; }, /*backwardOnly=*/true);
+  // Deterministic (dQ added in its turn while dV's and dK's gemms run): it
+  // compiles, and ptxas serialises no wgmma.
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  ScratchDir scratch("tl-dq-first-deterministic");
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      INFO("deterministic D=" << dim << " causal=" << causal);
+      mha::AttentionConfig config = mha::deterministicConfig(
+          mha::tunedConfig(dim, causal, 4096, "sm_90a"), dim, causal, 4096, "sm_90a");
+      config.bwdDqFirst = true;
+      std::string ptx =
+          tl::compileForGPU(mha::backwardKernel(2, 4, 4096, dim, causal, config), "sm_90a").ptx;
+      // Where the consumers take the turns (D = 256: no producer tile) dQ
+      // stays last (thread 0's wait for the turn would serialise the wgmmas).
+      CHECK((occurrences(ptx, "wgmma.wait_group.sync.aligned \t2;") >= 1) == (dim != 256));
+      if (fs::exists(ptxas))
+        CHECK(assembledSpills(ptxas, ptx, "sm_90a", scratch.path, "deterministic") <=
+              spillAllowance(std::string("flash_bwd") + (causal ? "_causal" : "") + "_tuned_d" +
+                                 std::to_string(dim) + "_deterministic",
+                             "sm_90a") +
+                  16);
+    }
 }
 
 TEST_CASE("use_producer_warpgroup where the loop cannot take one: an error at the loop's line",

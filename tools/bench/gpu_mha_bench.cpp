@@ -21,7 +21,8 @@
 //                [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1]
 //                [--bwd-producer=0|1] [--dq-tile=0|1]
 //                [--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1]
-//                [--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [--bf16] [B,H,S,D ...]
+//                [--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [--bwd-dq-first=0|1] [--bf16]
+//                [B,H,S,D ...]
 // Without --fwd/--bwd it runs mha::tunedConfig (--bwd-staged: flashattn_bwd_staged); --fwd
 // changes the forward's blocks, threads and stages only: its loop, producer warpgroup, pingpong
 // and O tile stay tunedConfig's for the shape (D = 64 from S = 4096: the producer and pingpong)
@@ -41,6 +42,9 @@
 // (AttentionConfig::bwdPWhileDp).
 // --bwd-p-registers=0|1: the staged wgmma backward's dV gemm takes P from registers or from a
 // shared tile (AttentionConfig::bwdPRegisters).
+// --bwd-dq-first=0|1: the staged wgmma backward issues its dQ gemm first and waits for it alone
+// (dQ's hand-over overlapping the dV and dK gemms) or last, the three waited for together
+// (AttentionConfig::bwdDqFirst).
 // --deterministic: the backward sums dQ in key-block order (mha::deterministicConfig).
 // --bf16: Q, K, V, dO and the outputs in bf16, not f16 (the peers stay f16).
 // --stage-o=0|1: the forward writes O through a shared tile or not (AttentionConfig::fwdStageO).
@@ -105,6 +109,7 @@ int dqMmaTiles = -1;        // --dq-mma-tiles=0|1: dQ in accumulator tile order 
 int keysFastest = -1; // --bwd-keys-fastest=0|1: the staged backward's grid, key blocks fastest
 int pWhileDp = -1;    // --bwd-p-while-dp=0|1: P while the dP gemm runs, or after
 int pRegisters = -1;  // --bwd-p-registers=0|1: dV's gemm takes P from registers or shared
+int dqFirst = -1;     // --bwd-dq-first=0|1: the dQ gemm first, waited for alone, or last
 
 mha::AttentionConfig fwd(int m, int n, int threads, int stages, bool wgmma = false,
                          bool producer = false) {
@@ -325,7 +330,8 @@ std::string backwardText(const mha::AttentionConfig &c) {
          (c.bwdDqMmaTiles && !c.bwdDqTile ? " dq-mma-tiles" : "") +
          (c.bwdStaged && c.bwdKeysFastest ? " keys-fastest" : "") +
          (c.bwdStaged && c.bwdWgmma && c.bwdPWhileDp ? " p-while-dp" : "") +
-         (c.bwdStaged && c.bwdWgmma && c.bwdPRegisters ? " p-registers" : "");
+         (c.bwdStaged && c.bwdWgmma && c.bwdPRegisters ? " p-registers" : "") +
+         (c.bwdStaged && c.bwdWgmma && c.bwdDqFirst ? " dq-first" : "");
 }
 
 /// tl::autotune over `space` for one kernel; prints every candidate's time
@@ -429,6 +435,8 @@ void run(const Shape &s, bool causal) {
     c.bwdPWhileDp = pWhileDp == 1;
   if (pRegisters >= 0)
     c.bwdPRegisters = pRegisters == 1;
+  if (dqFirst >= 0)
+    c.bwdDqFirst = dqFirst == 1;
   // tunedConfig's dQ tile is the producer's to add: where the flags take away
   // what it needs (mha::producerTakesDqTile) or ask for adds in accumulator
   // tile order, it goes too, unless --dq-tile asks for it.
@@ -524,7 +532,8 @@ int main(int argc, char **argv) {
         {"--dq-tile", &dqTile},           {"--convert-dq", &convertDq},
         {"--bwd-wgmma", &bwdWgmma},       {"--dq-mma-tiles", &dqMmaTiles},
         {"--bwd-producer", &bwdProducer}, {"--bwd-keys-fastest", &keysFastest},
-        {"--bwd-p-while-dp", &pWhileDp},  {"--bwd-p-registers", &pRegisters}};
+        {"--bwd-p-while-dp", &pWhileDp},  {"--bwd-p-registers", &pRegisters},
+        {"--bwd-dq-first", &dqFirst}};
     auto flag = std::find_if(std::begin(switches), std::end(switches), [&](const auto &s) {
       return arg == s.first + "=0" || arg == s.first + "=1";
     });
@@ -549,7 +558,8 @@ int main(int argc, char **argv) {
           "[--stage-o=0|1] [--overlap=0|1] [--pingpong=0|1] [--fwd-producer=0|1] [--bwd-wgmma=0|1] "
           "[--bwd-producer=0|1] [--dq-tile=0|1] "
           "[--convert-dq=0|1] [--dq-mma-tiles=0|1] [--bwd-keys-fastest=0|1] "
-          "[--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [--bf16] [B,H,S,D ...]\n");
+          "[--bwd-p-while-dp=0|1] [--bwd-p-registers=0|1] [--bwd-dq-first=0|1] [--bf16] "
+          "[B,H,S,D ...]\n");
       return 2;
     }
     shapes.push_back(s);

@@ -559,12 +559,16 @@ private:
   LogicalResult lowerWaitWgmma(WaitWgmmaOp op);
   void storeWgmmaResults(const InFlightGemm &gemm);
   /// While gemms are in flight, `op` may do register work on other fragments,
-  /// write shared bytes no gemm in flight reads and issue gemms, nothing else
-  /// (an error says why, at the author's line).
+  /// write shared bytes no gemm in flight reads (element stores, a copy from
+  /// a fragment), add a tile into global memory (in a turn too) and issue
+  /// gemms, nothing else (an error says why, at the author's line).
   LogicalResult checkWhileInFlight(Operation *op);
   /// A store in `op` to shared bytes that a gemm in flight may read (or to
   /// bytes not known), or null.
   Operation *writeToSharedReadInFlight(Operation *op);
+  /// A gemm in flight may read the bytes of the shared tile `buffer` (or
+  /// they are not known).
+  bool readInFlight(Value buffer);
   /// RS wgmma's A operand for this thread's 64-row block `block` and k step
   /// `kk`: four 32-bit registers of element pairs of the fragment `a`.
   SmallVector<Value, 4> wgmmaRegistersA(Location loc, const Fragment &a, int64_t block, int64_t kk);
@@ -677,9 +681,10 @@ private:
   /// rows and columns, plus l % 16 and 8 (l / 16).
   std::pair<Value, Value> matrixLane(Location loc, const FragmentLayout &layout, int64_t tileRow,
                                      int64_t tileColumn);
-  /// stmatrix.x4 at this lane's `address` of the block's eight slot values,
-  /// in slot order, as `half` pairs.
-  void storeMatrix(Location loc, Value address, ArrayRef<Value> pairs, Type half);
+  /// stmatrix.x4 at this lane's `address` of four 2-element vectors of a
+  /// 16-bit type: the block's slot pairs in slot order (register i: slots
+  /// 4t+2i, 4t+2i+1).
+  void storeMatrix(Location loc, Value address, ArrayRef<Value> pairs);
 
   /// Rewrites the element-level ops of a parallel body: fragment accesses go
   /// to the thread's own element (they must use the loop's own indices),

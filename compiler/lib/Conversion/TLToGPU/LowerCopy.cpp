@@ -186,11 +186,17 @@ void KernelLowering::copyMmaPairs(CopyOp op, Value fragment) {
       auto [row, col] = matrixLane(loc, f.layout, tileRow, tileColumn);
       SmallVector<Value> at =
           regionIndices(rewriter, loc, op.getDstOffsets(), op.getDstSizes(), ValueRange{row, col});
-      SmallVector<Value, 8> values;
-      for (int64_t slot = (tileRow * tilesN + tileColumn) * 4, end = slot + 8; slot < end; ++slot)
-        values.push_back(memref::LoadOp::create(rewriter, loc, f.storage,
-                                                ValueRange{index(rewriter, loc, slot)}));
-      storeMatrix(loc, sharedAddress(loc, dst, at), values, element);
+      // Each pair loaded and converted as one vector (one cvt.rn.f16x2.f32
+      // from f32), as the pair stores below.
+      SmallVector<Value, 4> pairs;
+      for (int64_t slot = (tileRow * tilesN + tileColumn) * 4, end = slot + 8; slot < end;
+           slot += 2)
+        pairs.push_back(
+            convertFloat(rewriter, loc,
+                         vector::LoadOp::create(rewriter, loc, VectorType::get({2}, slotType),
+                                                f.storage, ValueRange{index(rewriter, loc, slot)}),
+                         element));
+      storeMatrix(loc, sharedAddress(loc, dst, at), pairs);
     }
   }
   auto [rowBase, colBase] = mmaBases(loc, f.layout);

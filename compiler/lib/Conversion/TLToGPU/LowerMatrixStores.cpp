@@ -45,11 +45,13 @@ std::pair<Value, Value> KernelLowering::matrixLane(Location loc, const FragmentL
   return {add(loc, row, tileRow * layout.tileRowStep()), add(loc, col, tileColumn * 8)};
 }
 
-void KernelLowering::storeMatrix(Location loc, Value address, ArrayRef<Value> pairs, Type half) {
+void KernelLowering::storeMatrix(Location loc, Value address, ArrayRef<Value> pairs) {
   auto &b = rewriter;
   SmallVector<Value, 4> registers;
-  for (int64_t i = 0; i < 4; ++i)
-    registers.push_back(pack(loc, pairs[2 * i], pairs[2 * i + 1], half));
+  for (Value pair : pairs) { // vector<2 x 16-bit>: the lower column in the low half
+    Value word = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()), pair);
+    registers.push_back(vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
+  }
   Value pointer = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*addressSpace=*/3), address);
   NVVM::StMatrixOp::create(b, loc, pointer, registers, NVVM::MMALayout::row,
@@ -68,11 +70,13 @@ void KernelLowering::storeMatrices(MutableArrayRef<UnrolledStores> copies,
     rewriter.setInsertionPoint(block.last);
     Location loc = block.last.getLoc();
     auto [row, col] = matrixLane(loc, layout, block.tileRow, block.tileColumn);
-    SmallVector<Value, 8> values;
-    for (memref::StoreOp store : block.stores)
-      values.push_back(store.getValue());
-    storeMatrix(loc, sharedAddress(loc, block.tile, row, col), values,
-                block.stores[0].getValue().getType());
+    auto pairType = VectorType::get({2}, block.stores[0].getValue().getType());
+    SmallVector<Value, 4> pairs;
+    for (int64_t i = 0; i < 4; ++i)
+      pairs.push_back(vector::FromElementsOp::create(
+          rewriter, loc, pairType,
+          ValueRange{block.stores[2 * i].getValue(), block.stores[2 * i + 1].getValue()}));
+    storeMatrix(loc, sharedAddress(loc, block.tile, row, col), pairs);
     for (memref::StoreOp store : block.stores)
       rewriter.eraseOp(store);
   }

@@ -335,8 +335,21 @@ LogicalResult KernelLowering::checkWhileInFlight(Operation *op) {
   if (auto reduce = dyn_cast<ReduceOp>(op))
     registerWork = fragments.count(reduce.getSrc()) && fragments.count(reduce.getDst()) &&
                    fragments.find(reduce.getSrc())->second.layout.kind != FragmentLayout::Kind::Row;
-  if (auto copy = dyn_cast<CopyOp>(op))
-    registerWork = fragments.count(copy.getSrc()) && fragments.count(copy.getDst());
+  // A copy from a fragment to shared bytes no gemm in flight reads (dQ's
+  // tile while dV's and dK's gemms run: the staged backward's dq_first);
+  // a tile added into global memory (gemms read shared memory, write
+  // registers).
+  if (auto copy = dyn_cast<CopyOp>(op)) {
+    Value dst = copy.getDst();
+    registerWork = fragments.count(copy.getSrc()) &&
+                   (fragments.count(dst) || (isShared(dst) && !readInFlight(dst)));
+  }
+  if (auto add = dyn_cast<AtomicAddTileOp>(op))
+    registerWork = isGlobal(add.getDst());
+  // A turn (the deterministic backward's dQ adds): its body's ops are
+  // checked here as they are lowered.
+  if (isa<InTurnOp>(op))
+    registerWork = true;
   if (auto fill = dyn_cast<FillOp>(op))
     registerWork = fragments.count(fill.getBuffer());
   if (!registerWork && op->getDialect() == op->getContext()->getLoadedDialect<TLDialect>())
@@ -353,17 +366,21 @@ Operation *KernelLowering::writeToSharedReadInFlight(Operation *op) {
       buffer = s.getMemRef();
     else if (auto a = dyn_cast<AtomicAddOp>(store))
       buffer = a.getDst();
-    if (found || !buffer || !isShared(buffer))
-      return;
-    auto written = sharedBytesOf(buffer);
-    for (const InFlightGemm &gemm : inFlightGemms)
-      for (Value read : gemm.reads) {
-        auto bytes = sharedBytesOf(read);
-        if (!written || !bytes || ((*written)[0] < (*bytes)[1] && (*bytes)[0] < (*written)[1]))
-          found = store;
-      }
+    if (!found && buffer && isShared(buffer) && readInFlight(buffer))
+      found = store;
   });
   return found;
+}
+
+bool KernelLowering::readInFlight(Value buffer) {
+  auto written = sharedBytesOf(buffer);
+  for (const InFlightGemm &gemm : inFlightGemms)
+    for (Value read : gemm.reads) {
+      auto bytes = sharedBytesOf(read);
+      if (!written || !bytes || ((*written)[0] < (*bytes)[1] && (*bytes)[0] < (*written)[1]))
+        return true;
+    }
+  return false;
 }
 
 SmallVector<Value, 4> KernelLowering::wgmmaRegistersA(Location loc, const Fragment &a,
