@@ -330,31 +330,32 @@ LogicalResult KernelLowering::checkWhileInFlight(Operation *op) {
     error.attachNote(first.loc) << "the gemm left in flight (wg_wait = -1)";
     return error;
   }
-  bool registerWork =
+  bool allowed =
       isa<GemmOp, PingpongOp, AllocFragmentOp, AllocLocalOp, AllocSharedOp, ParallelOp>(op);
   if (auto reduce = dyn_cast<ReduceOp>(op))
-    registerWork = fragments.count(reduce.getSrc()) && fragments.count(reduce.getDst()) &&
-                   fragments.find(reduce.getSrc())->second.layout.kind != FragmentLayout::Kind::Row;
+    allowed = fragments.count(reduce.getSrc()) && fragments.count(reduce.getDst()) &&
+              fragments.find(reduce.getSrc())->second.layout.kind != FragmentLayout::Kind::Row;
   // A copy from a fragment to shared bytes no gemm in flight reads (dQ's
   // tile while dV's and dK's gemms run: the staged backward's dq_first);
   // a tile added into global memory (gemms read shared memory, write
   // registers).
   if (auto copy = dyn_cast<CopyOp>(op)) {
     Value dst = copy.getDst();
-    registerWork = fragments.count(copy.getSrc()) &&
-                   (fragments.count(dst) || (isShared(dst) && !readInFlight(dst)));
+    allowed = fragments.count(copy.getSrc()) &&
+              (fragments.count(dst) || (isShared(dst) && !readInFlight(dst)));
   }
   if (auto add = dyn_cast<AtomicAddTileOp>(op))
-    registerWork = isGlobal(add.getDst());
+    allowed = isGlobal(add.getDst());
   // A turn (the deterministic backward's dQ adds): its body's ops are
   // checked here as they are lowered.
   if (isa<InTurnOp>(op))
-    registerWork = true;
+    allowed = true;
   if (auto fill = dyn_cast<FillOp>(op))
-    registerWork = fragments.count(fill.getBuffer());
-  if (!registerWork && op->getDialect() == op->getContext()->getLoadedDialect<TLDialect>())
-    return fail("runs while a gemm is in flight; only register work on other fragments and "
-                "more gemms may (wait_wgmma first)");
+    allowed = fragments.count(fill.getBuffer());
+  if (!allowed && op->getDialect() == op->getContext()->getLoadedDialect<TLDialect>())
+    return fail("runs while a gemm is in flight; only register work on other fragments, writes "
+                "to shared bytes no gemm in flight reads, tile adds into global memory and more "
+                "gemms may (wait_wgmma first)");
   return success();
 }
 
