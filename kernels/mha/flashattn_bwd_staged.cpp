@@ -145,8 +145,10 @@ Program flashattn_bwd_staged(int batch, int heads, int seq_len, int dim, bool is
       // then runs while the dV and dK gemms do. Not where the consumers take
       // dQ's turns themselves (deterministic, without the producer's tile):
       // thread 0's wait for the turn, with gemms in flight, makes ptxas
-      // serialise the wgmmas (C7518).
-      const bool dq_ahead = wgmma && dq_first && (!deterministic || (producer && dq_tile));
+      // serialise the wgmmas (C7518); nor with convert_dq, whose last block
+      // (last_to_arrive) converts dQ, which waits for every gemm.
+      const bool dq_ahead =
+          wgmma && dq_first && !convert_dq && (!deterministic || (producer && dq_tile));
       auto dqGemm = [&] {
         clear(dq);
         gemm(dsT_shared, K_shared, dq,

@@ -746,6 +746,38 @@ TEST_CASE("the backward's dQ gemm first (off by default): waited for alone, clea
         CHECK(ptx.optionSpills <= ptx.shippedSpills + 16);
       },
       [](mha::AttentionConfig &config) { config.bwdDqFirst = true; }, /*backwardOnly=*/true);
+  // With FlashAttention-3's orders (tunedConfig's S = 1024 backward): it
+  // compiles (the lowering refuses a read of an accumulator before its wait)
+  // and waits for dQ leaving two gemms in flight, or one where dV's gemm,
+  // from P in registers, went before it.
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (int order = 0; order < 4; ++order) {
+        mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, "sm_90a");
+        config.bwdPWhileDp = order & 1, config.bwdPRegisters = order & 2;
+        INFO("D=" << dim << " causal=" << causal << " while=" << config.bwdPWhileDp
+                  << " registers=" << config.bwdPRegisters);
+        std::string ptx[2];
+        for (int first = 0; first < 2; ++first) {
+          config.bwdDqFirst = first != 0;
+          ptx[first] =
+              tl::compileForGPU(mha::backwardKernel(2, 4, 1024, dim, causal, config), "sm_90a").ptx;
+        }
+        const std::string wait = config.bwdPRegisters ? "wgmma.wait_group.sync.aligned \t1;"
+                                                      : "wgmma.wait_group.sync.aligned \t2;";
+        // D = 256 with P in registers leaves wgmma: nothing changes there.
+        const int more = dim != 256 || !config.bwdPRegisters ? 1 : 0;
+        CHECK(occurrences(ptx[1], wait) == occurrences(ptx[0], wait) + more);
+      }
+  // With dQ converted in the kernel (its last block waits for every gemm)
+  // dQ stays last: the same kernel.
+  mha::AttentionConfig converting = mha::tunedConfig(128, false, 1024, "sm_90a");
+  converting.bwdConvertDq = true, converting.bwdDqTile = false;
+  std::string converted =
+      tl::compileForGPU(mha::backwardKernel(2, 4, 1024, 128, false, converting), "sm_90a").ptx;
+  converting.bwdDqFirst = true;
+  CHECK(tl::compileForGPU(mha::backwardKernel(2, 4, 1024, 128, false, converting), "sm_90a").ptx ==
+        converted);
   // Deterministic (dQ added in its turn while dV's and dK's gemms run): it
   // compiles, and ptxas serialises no wgmma.
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
