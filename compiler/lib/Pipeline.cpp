@@ -52,8 +52,8 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
       llvm::cl::init(false)};
   Option<bool> stmatrix{
       *this, "stmatrix",
-      llvm::cl::desc("stmatrix.x4 for an Mma loop's 16-bit shared stores of whole "
-                     "16x16 blocks (sm_90, sm_90a)"),
+      llvm::cl::desc("stmatrix.x4 for an Mma fragment's stores to a 16-bit shared tile, "
+                     "a 16x16 block each (sm_90, sm_90a)"),
       llvm::cl::init(false)};
   Option<bool> lowWordDescriptors{
       *this, "low-word-descriptors",

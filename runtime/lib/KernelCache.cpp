@@ -262,29 +262,25 @@ void assembleWherePossible(GPUBinary &binary) {
   }
 }
 
+/// The environment variable `name` is set to `value`.
+static bool variableIs(const char *name, const char *value) {
+  const char *set = std::getenv(name);
+  return set && std::string(set) == value;
+}
+
 GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit) {
   GPUCompileOptions options{.timing = compileTimingRequested(),
                             .sharedMemoryLimit = sharedMemoryLimit};
-  // TLC_WGMMA=0 keeps sm_90a's gemms on mma.sync (to compare the two paths).
-  const char *wgmma = std::getenv("TLC_WGMMA");
-  options.wgmma = !(wgmma && std::string(wgmma) == "0");
-  // TLC_TMA=0 keeps the wgmma path's loads on cp.async (likewise).
-  const char *tma = std::getenv("TLC_TMA");
-  options.tma = !(tma && std::string(tma) == "0");
-  const char *specialize = std::getenv("TLC_WARP_SPECIALIZE"); // 0: no producer warpgroup
-  options.warpSpecialize = !(specialize && std::string(specialize) == "0");
-  // TLC_ELIDE_ASYNC_BARRIERS=1: the wgmma loops' barriers that order nothing
-  // go too (GPUCompileOptions::elideAsyncBarriers).
-  const char *elide = std::getenv("TLC_ELIDE_ASYNC_BARRIERS");
-  options.elideAsyncBarriers = elide && std::string(elide) == "1";
-  // TLC_STMATRIX=1: 16x16 blocks of shared stores as stmatrix
-  // (GPUCompileOptions::stmatrix).
-  const char *stmatrix = std::getenv("TLC_STMATRIX");
-  options.stmatrix = stmatrix && std::string(stmatrix) == "1";
-  // TLC_LOW_WORD_DESCRIPTORS=1: 32-bit descriptor steps
-  // (GPUCompileOptions::lowWordDescriptors).
-  const char *lowWord = std::getenv("TLC_LOW_WORD_DESCRIPTORS");
-  options.lowWordDescriptors = lowWord && std::string(lowWord) == "1";
+  // =0 turns a step off to compare the paths: sm_90a's gemms on mma.sync,
+  // the wgmma path's loads on cp.async, no producer warpgroup.
+  options.wgmma = !variableIs("TLC_WGMMA", "0");
+  options.tma = !variableIs("TLC_TMA", "0");
+  options.warpSpecialize = !variableIs("TLC_WARP_SPECIALIZE", "0");
+  // =1 turns on what is off by default: the barrier elision through the
+  // async proxy, stmatrix stores, 32-bit descriptor steps (GPUCompileOptions).
+  options.elideAsyncBarriers = variableIs("TLC_ELIDE_ASYNC_BARRIERS", "1");
+  options.stmatrix = variableIs("TLC_STMATRIX", "1");
+  options.lowWordDescriptors = variableIs("TLC_LOW_WORD_DESCRIPTORS", "1");
   return options;
 }
 

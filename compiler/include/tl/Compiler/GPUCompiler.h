@@ -82,9 +82,10 @@ struct GPUCompileOptions {
   /// for the runtime's compiles, `tlc --elide-async-barriers`). Off: it timed
   /// level with the default (results/2026-12-05-session33.md).
   bool elideAsyncBarriers = false;
-  /// On sm_90 and sm_90a, an unrolled Mma loop's 16-bit shared stores of
-  /// whole 16x16 blocks (P^T and dS^T in the backward) go as one stmatrix.x4
-  /// each, not four 32-bit stores (GPUPipelineOptions::stmatrix; TLC_STMATRIX=1
+  /// On sm_90 and sm_90a, an Mma fragment's 16-bit stores to a shared tile
+  /// (copies, and unrolled parallel loops: P^T and dS^T in the backward) go
+  /// as one stmatrix.x4 per 16x16 block, not four 32-bit stores
+  /// (GPUPipelineOptions::stmatrix; TLC_STMATRIX=1
   /// for the runtime's compiles, `tlc --stmatrix`). Off: not yet run on a GPU.
   bool stmatrix = false;
   /// The wgmma path's descriptors: each step adds 32 bits to the low word

@@ -30,8 +30,8 @@ struct GPUPipelineOptions {
   /// (its `async-proxy` option; BarrierElision.h). Off: it timed level with
   /// the default (results/2026-12-05-session33.md).
   bool elideAsyncBarriers = false;
-  /// stmatrix.x4 for an unrolled Mma loop's 16-bit shared stores of whole
-  /// 16x16 blocks (convert-tl-to-gpu's `stmatrix`; sm_90 and sm_90a only).
+  /// stmatrix.x4 for an Mma fragment's 16-bit stores to a shared tile, a
+  /// 16x16 block each (convert-tl-to-gpu's `stmatrix`; sm_90 and sm_90a only).
   /// Off: not yet run on a GPU.
   bool stmatrix = false;
   /// wgmma descriptors advanced by 32-bit adds to their low word

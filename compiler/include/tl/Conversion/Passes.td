@@ -237,9 +237,9 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
            "parallel loops, divisions by one value become multiplications by "
            "its reciprocal, computed once (acc_o /= logsum)">,
     Option<"stmatrix", "stmatrix", "bool", /*default=*/"false",
-           "An unrolled Mma loop's stores of whole 16x16 blocks of a 16-bit "
-           "shared tile go as stmatrix.x4 (sm_90 and later: tl-gpu-lowering passes "
-           "it on those targets only; not yet run on a GPU)">,
+           "An Mma fragment's stores to a 16-bit shared tile (copies, unrolled "
+           "parallel loops) go as one stmatrix.x4 per 16x16 block (sm_90 and later: "
+           "tl-gpu-lowering passes it on those targets only; not yet run on a GPU)">,
     Option<"lowWordDescriptors", "low-word-descriptors", "bool", /*default=*/"false",
            "wgmma descriptors' steps add 32 bits to their low word, the high word a "
            "constant (not yet run on a GPU)">
