@@ -78,11 +78,12 @@
 #             replaces the shapes)      -> tests-p-while-dp.log, p-while-dp.jsonl,
 #                                          sanitize-p-while-dp.log, bf16.jsonl
 #   dq-first  the staged wgmma backward with its dQ gemm first, waited for alone
-#             (AttentionConfig::bwdDqFirst; session 34, not yet run on a GPU): the
-#             FlashAttention-3-order backward test (which runs it), under memcheck,
-#             racecheck and synccheck, then tl-bench-gpu --bwd-dq-first=0|1 (twice
-#             each, alternating) and the peers (DQ_FIRST_SHAPES="B,H,S,D ..." replaces
-#             the shapes)  -> tests-dq-first.log, sanitize-dq-first.log, dq-first.jsonl
+#             (AttentionConfig::bwdDqFirst, session 34): tl-bench-gpu
+#             --bwd-dq-first=0|1 (twice each, alternating) and the peers
+#             (DQ_FIRST_SHAPES="B,H,S,D ..." replaces the shapes), then the
+#             FlashAttention-3-order backward test (which runs it), also under
+#             memcheck, racecheck and synccheck
+#                          -> dq-first.jsonl, tests-dq-first.log, sanitize-dq-first.log
 #   no-lsr    tl-bench-gpu with LLVM's loop strength reduction and without it
 #             (TLC_LLVM_OPTIONS=-disable-lsr), the default run again after it
 #             (the noise), on the tuned configurations and the reference's
@@ -321,12 +322,13 @@ for part in "$@"; do
     sanitized "$out/sanitize-p-while-dp.log" "$test"
     ./bin/tl-bench-gpu --bf16 "${args[@]}" 2>&1 | tee "$out/bf16.jsonl" ;;
   dq-first)
+    # The timings first: the tests and sanitizers take most of a call.
+    alternating bwd-dq-first "$out/dq-first.jsonl" \
+      ${DQ_FIRST_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64}
     test="MHA backward in FlashAttention-3*"
     ./bin/tl-gpu-tests "$test" > "$out/tests-dq-first.log" 2>&1
     tail -4 "$out/tests-dq-first.log"
-    sanitized "$out/sanitize-dq-first.log" "$test"
-    alternating bwd-dq-first "$out/dq-first.jsonl" \
-      ${DQ_FIRST_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64} ;;
+    sanitized "$out/sanitize-dq-first.log" "$test" ;;
   det-short)
     # The deterministic backward at short lengths: deterministicConfig's
     # choice, the staged one on wgmma with the producer taking the turns with
