@@ -172,16 +172,9 @@
 #             and without it (twice each, alternating) and the peers
 #             (ELIDE_ASYNC_SHAPES="B,H,S,D ..." replaces the shapes)
 #                       -> tests-elide-async.log, sanitize-elide-async.log, elide-async.jsonl
-#   stmatrix  the same trial of TLC_STMATRIX=1 (the fragments' 16-bit shared stores
-#             as stmatrix.x4: the backward's P^T and dS^T, the forward's output;
-#             not yet run on a GPU) (STMATRIX_SHAPES="B,H,S,D ..." replaces the
-#             shapes)          -> tests-stmatrix.log, sanitize-stmatrix.log, stmatrix.jsonl
-#   low-word  the same trial of TLC_LOW_WORD_DESCRIPTORS=1 (wgmma descriptors advanced
-#             by 32-bit adds to their low word; not yet run on a GPU)
-#             (LOW_WORD_SHAPES="B,H,S,D ..." replaces the shapes)
-#                                -> tests-low-word.log, sanitize-low-word.log, low-word.jsonl
-#   codegen-ab  tl-bench-gpu by default, with TLC_STMATRIX=1, with
-#             TLC_LOW_WORD_DESCRIPTORS=1 and with both, in turn, twice, then the
+#   codegen-ab  tl-bench-gpu by default (stmatrix stores and low-word wgmma
+#             descriptors since session 35), with TLC_STMATRIX=0, with
+#             TLC_LOW_WORD_DESCRIPTORS=0 and with both, in turn, twice, then the
 #             peers (CODEGEN_AB_SHAPES="B,H,S,D ..." replaces 4,16,4096,128
 #             4,32,4096,64 4,16,4096,256 8,32,256,64)            -> codegen-ab.jsonl
 #   ncu-stalls  Nsight Compute's stall reasons per issued instruction, the share
@@ -499,15 +492,11 @@ lts__average_t_sector_hit_rate_realtime.pct \
     done ;;
   elide-async)
     variableTrial TLC_ELIDE_ASYNC_BARRIERS elide-async ${ELIDE_ASYNC_SHAPES:-} ;;
-  stmatrix)
-    variableTrial TLC_STMATRIX stmatrix ${STMATRIX_SHAPES:-} ;;
-  low-word)
-    variableTrial TLC_LOW_WORD_DESCRIPTORS low-word ${LOW_WORD_SHAPES:-} ;;
   codegen-ab)
     args=(${CODEGEN_AB_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64})
     for round in 1 2; do
-      for variables in "" TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1 \
-        "TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1"; do
+      for variables in "" TLC_STMATRIX=0 TLC_LOW_WORD_DESCRIPTORS=0 \
+        "TLC_STMATRIX=0 TLC_LOW_WORD_DESCRIPTORS=0"; do
         echo "{\"variables\": \"$variables\", \"round\": $round}" | tee -a "$out/codegen-ab.jsonl"
         env $variables ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/codegen-ab.jsonl"
       done

@@ -74,10 +74,10 @@ struct AttentionConfig {
   /// The staged wgmma backward issues its dQ gemm before the dV and dK ones
   /// and waits for it alone: dQ's tile and adds then go while the dV and dK
   /// gemms run, where by default all three are waited for together (session
-  /// 33: 10% of the D = 128 backward's stall samples at that wait). Off:
-  /// not yet run on a GPU. No effect on mma.sync, with bwdConvertDq, nor on
-  /// a deterministic backward whose consumers take dQ's turns themselves (no
-  /// producer tile).
+  /// 33: 10% of the D = 128 backward's stall samples at that wait).
+  /// tunedConfig's on wgmma since session 35. No effect on mma.sync, with
+  /// bwdConvertDq, nor on a deterministic backward whose consumers take dQ's
+  /// turns themselves (no producer tile).
   bool bwdDqFirst = false;
 };
 

@@ -85,15 +85,17 @@ struct GPUCompileOptions {
   /// On sm_90 and sm_90a, an Mma fragment's 16-bit stores to a shared tile
   /// (copies, and unrolled parallel loops: P^T and dS^T in the backward) go
   /// as one stmatrix.x4 per 16x16 block, not four 32-bit stores
-  /// (GPUPipelineOptions::stmatrix; TLC_STMATRIX=1
-  /// for the runtime's compiles, `tlc --stmatrix`). Off: not yet run on a GPU.
-  bool stmatrix = false;
+  /// (GPUPipelineOptions::stmatrix; TLC_STMATRIX=0 turns it off for the
+  /// runtime's compiles, `tlc --no-stmatrix`). On since session 35: with
+  /// lowWordDescriptors the staged backward took 2-6% less time at D = 128
+  /// and 256 (results/2026-12-05-session35.md).
+  bool stmatrix = true;
   /// The wgmma path's descriptors: each step adds 32 bits to the low word
   /// (the start address) where a 64-bit add costs ptxas an add with carry and
   /// moves per wgmma (GPUPipelineOptions::lowWordDescriptors;
-  /// TLC_LOW_WORD_DESCRIPTORS=1 for the runtime's compiles, `tlc
-  /// --low-word-descriptors`). Off: not yet run on a GPU.
-  bool lowWordDescriptors = false;
+  /// TLC_LOW_WORD_DESCRIPTORS=0 turns it off for the runtime's compiles, `tlc
+  /// --no-low-word-descriptors`). On since session 35, with stmatrix.
+  bool lowWordDescriptors = true;
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,
