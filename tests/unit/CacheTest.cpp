@@ -119,6 +119,9 @@ TEST_CASE("the code-generation variables: each turns its option from its default
     bool byDefault;
     const char *target; // the cache's target with the option away from its default
   };
+  for (const char *set : {"TLC_WGMMA", "TLC_TMA", "TLC_WARP_SPECIALIZE", "TLC_ELIDE_ASYNC_BARRIERS",
+                          "TLC_STMATRIX", "TLC_LOW_WORD_DESCRIPTORS", "TLC_LLVM_OPTIONS"})
+    ::unsetenv(set); // the environment's own choices would change the defaults checked
   for (Variable v :
        {Variable{"TLC_ELIDE_ASYNC_BARRIERS", &tl::GPUCompileOptions::elideAsyncBarriers, false,
                  "sm_90a elide-async-barriers"},

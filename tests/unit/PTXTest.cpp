@@ -128,7 +128,7 @@ int assembledSpills(const fs::path &ptxas, const std::string &ptx, const std::st
 }
 
 /// A tuned sm_90a kernel at S = 4096 compiled by default and with an option
-/// that is off by default (a compile option, or a configuration's), and what
+/// turned from its default (a compile option, or a configuration's), and what
 /// ptxas spills for each (-1 without ptxas).
 struct OptionPTX {
   std::string shipped, option;
@@ -703,7 +703,7 @@ TEST_CASE("stmatrix for the fragments' 16-bit shared stores (on by default): fou
           4 * matrices);
     for (const char *kept : {"bar.sync", "fence.proxy.async", "wgmma.mma_async"})
       CHECK(occurrences(ptx.option, kept) == occurrences(ptx.shipped, kept));
-    CHECK(ptx.shippedSpills <= ptx.optionSpills + 4); // the D = 256 backward: 4 against 0
+    CHECK(ptx.shippedSpills <= ptx.optionSpills + 4); // session 34: 4 bytes more at most
   });
   // sm_80 has no stmatrix: the option changes nothing there.
   mha::AttentionConfig config = mha::tunedConfig(128, false, 4096, "sm_80");

@@ -87,8 +87,9 @@ struct GPUCompileOptions {
   /// as one stmatrix.x4 per 16x16 block, not four 32-bit stores
   /// (GPUPipelineOptions::stmatrix; TLC_STMATRIX=0 turns it off for the
   /// runtime's compiles, `tlc --no-stmatrix`). On since session 35: with
-  /// lowWordDescriptors the staged backward took 2-6% less time at D = 128
-  /// and 256 (results/2026-12-05-session35.md).
+  /// lowWordDescriptors the staged backward took 5-6% less time at D = 128
+  /// non-causal and D = 256, the same at D = 128 causal, 2-5% more at D = 64
+  /// causal (H100, results/2026-12-05-session35.md).
   bool stmatrix = true;
   /// The wgmma path's descriptors: each step adds 32 bits to the low word
   /// (the start address) where a 64-bit add costs ptxas an add with carry and
