@@ -190,6 +190,26 @@ TEST_CASE("MHA backward in FlashAttention-3's order (P while dP runs, P in regis
       }
 }
 
+TEST_CASE("MHA backward with its dQ gemm first in the long configurations (bwdDqFirst)",
+          "[mha][small]") {
+  // tunedConfig's long-launch backwards (the producer warpgroup and its dQ
+  // tile where it has them) with the dQ gemm first, on a short ragged
+  // length, outputs poisoned, and deterministic: a few kernels the
+  // sanitizers can take in one call, where the FlashAttention-3-order test
+  // runs every order (gpu-session.sh sanitize-new-defaults).
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      mha::AttentionConfig config = mha::tunedConfig(dim, causal, 16384, tl::testing::tunedArch());
+      config.bwdDqFirst = true;
+      INFO("D=" << dim << " causal=" << causal);
+      checkMHA(1, 2, 200, dim, causal, config, mha::Outputs::poisoned);
+      mha::AttentionConfig deterministic =
+          mha::deterministicConfig(config, dim, causal, 16384, tl::testing::tunedArch());
+      deterministic.bwdDqFirst = true;
+      checkMHA(1, 2, 200, dim, causal, deterministic, mha::Outputs::poisoned);
+    }
+}
+
 TEST_CASE("MHA deterministic at short lengths (the short D = 64 backward restaged)",
           "[mha][small]") {
   // Below S = 1024 tunedConfig's D = 64 backward on sm_90a is the reference's
