@@ -184,7 +184,8 @@
 #   new-defaults  what session 35 measured to make the defaults, before they can be:
 #             with TLC_STMATRIX=1 and TLC_LOW_WORD_DESCRIPTORS=1, the tuned, bf16,
 #             reference-shape, deterministic, long-length, dQ-first and
-#             FlashAttention-3-order MHA tests and the gemm tests ([gemm]), then
+#             FlashAttention-3-order MHA tests and the gemm tests ([gemm]) (cut at
+#             NEW_DEFAULTS_TESTS_S, default 400 s: the exit code says), then
 #             tl-bench-gpu with the three (--bwd-dq-first=1) against none, twice each,
 #             alternating, and the peers   -> tests-new-defaults.log, new-defaults.jsonl
 #   sanitize-new-defaults  memcheck, racecheck and synccheck with the two variables on
@@ -515,9 +516,13 @@ lts__average_t_sector_hit_rate_realtime.pct \
     variableTrial TLC_LOW_WORD_DESCRIPTORS low-word ${LOW_WORD_SHAPES:-} ;;
   new-defaults)
     (export TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1
-      ./bin/tl-gpu-tests "MHA in the tuned configurations*,MHA in bf16*,MHA at the reference's shape*,\
-MHA deterministic*,MHA at long lengths*,MHA backward with its dQ gemm first*,\
-MHA backward in FlashAttention-3*,[gemm]" > "$out/tests-new-defaults.log" 2>&1)
+      tests="MHA in the tuned configurations*,MHA in bf16*,MHA at the reference's shape*"
+      tests+=",MHA deterministic*,MHA at long lengths*,MHA backward with its dQ gemm first*"
+      tests+=",MHA backward in FlashAttention-3*,[gemm]"
+      timeout "${NEW_DEFAULTS_TESTS_S:-400}" ./bin/tl-gpu-tests "$tests" \
+        > "$out/tests-new-defaults.log" 2>&1
+      echo "tl-gpu-tests exit $? (124: cut at ${NEW_DEFAULTS_TESTS_S:-400} s)" |
+        tee -a "$out/tests-new-defaults.log")
     tail -4 "$out/tests-new-defaults.log"
     args=(${NEW_DEFAULTS_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64})
     for round in 1 2; do
@@ -530,8 +535,8 @@ MHA backward in FlashAttention-3*,[gemm]" > "$out/tests-new-defaults.log" 2>&1)
     peer sdpa_peer.py "$out/new-defaults.jsonl" "${args[@]}" ;;
   sanitize-new-defaults)
     (export TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1
-      sanitized "$out/sanitize-new-defaults.log" \
-        "MHA in the tuned configurations*,MHA backward with its dQ gemm first*,gemm kernel: TMA*") ;;
+      filter="MHA in the tuned configurations*,MHA backward with its dQ gemm first*"
+      sanitized "$out/sanitize-new-defaults.log" "$filter,gemm kernel: TMA*") ;;
   codegen-ab)
     args=(${CODEGEN_AB_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64})
     for round in 1 2; do
