@@ -194,9 +194,9 @@ TEST_CASE("MHA backward with its dQ gemm first in the long configurations (bwdDq
           "[mha][small]") {
   // tunedConfig's long-launch backwards (the producer warpgroup and its dQ
   // tile where it has them) with the dQ gemm first, on a short ragged
-  // length, outputs poisoned, and deterministic: a few kernels the
-  // sanitizers can take in one call, where the FlashAttention-3-order test
-  // runs every order (gpu-session.sh sanitize-new-defaults).
+  // length, outputs poisoned, and deterministic: twelve runs for the
+  // sanitizers (gpu-session.sh sanitize-new-defaults), where the
+  // FlashAttention-3-order test runs every order.
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true}) {
       mha::AttentionConfig config = mha::tunedConfig(dim, causal, 16384, tl::testing::tunedArch());
