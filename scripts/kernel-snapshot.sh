@@ -7,7 +7,7 @@
 # assemble to the same machine code; the cubin comparison says so, and then no
 # measurement is needed. Anything else is a change to measure on the H200.
 # tl-mha --ptx compiles as the JIT does: the environment's TLC_* code-generation
-# variables apply (TLC_STMATRIX=1 snapshots that option's kernels); the snapshot
+# variables apply (TLC_STMATRIX=0 snapshots the kernels without stmatrix); the snapshot
 # records them in DIR/variables.txt, and --diff says when two differ.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

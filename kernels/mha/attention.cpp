@@ -202,14 +202,17 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // its last wave better) (tl-bench-gpu --bwd-keys-fastest=0|1, best of two
     // alternating, results/2026-12-04-h200-session26.md).
     c.bwdKeysFastest = c.bwdWgmma && seqLen >= 1024 && (!causal || dim == 256);
+    // The dQ gemm first, waited for alone (its hand-over then runs while the
+    // dV and dK gemms do): on the H100, S = 4096, 3% less backward time at
+    // D = 128 (causal and not), 5-6% at D = 256, level at D = 64 (0.7% less
+    // main-kernel time non-causal) (tl-bench-gpu --bwd-dq-first=0|1, best of
+    // two alternating, results/2026-12-05-session35.md).
+    c.bwdDqFirst = c.bwdWgmma;
     // Not bwdPWhileDp (P while dP runs) nor bwdPRegisters: ptxas spills less
     // with the first at D = 64 causal and D = 128 non-causal
     // (results/2026-12-04-session31-ptxas.md), but on the H200 the main
     // kernel took 1-19% more time with it at every shape, up to 18% with P
     // in registers (results/2026-12-05-h200-session32.md).
-    // Not yet bwdDqFirst (the dQ gemm first): 3-6% less backward time at
-    // D = 128 and 256 on the H100, level at D = 64 (session 35,
-    // results/2026-12-05-session35.md), but its sanitizers have not run.
   }
   return c;
 }

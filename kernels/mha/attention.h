@@ -74,13 +74,10 @@ struct AttentionConfig {
   /// The staged wgmma backward issues its dQ gemm before the dV and dK ones
   /// and waits for it alone: dQ's tile and adds then go while the dV and dK
   /// gemms run, where by default all three are waited for together (session
-  /// 33: 10% of the D = 128 backward's stall samples at that wait). Off
-  /// until its sanitizers have run: on an H100 (session 35) it took 3% less
-  /// backward time at D = 128, 5-6% at D = 256, the same at D = 64, and its
-  /// GPU test passed what it ran before a time limit stopped it (D = 64 and
-  /// 128, most of D = 256; results/2026-12-05-session35.md). No effect on
-  /// mma.sync, with bwdConvertDq, nor on a deterministic backward whose
-  /// consumers take dQ's turns themselves (no producer tile).
+  /// 33: 10% of the D = 128 backward's stall samples at that wait).
+  /// tunedConfig's on wgmma since session 36. No effect on mma.sync, with
+  /// bwdConvertDq, nor on a deterministic backward whose consumers take dQ's
+  /// turns themselves (no producer tile).
   bool bwdDqFirst = false;
 };
 

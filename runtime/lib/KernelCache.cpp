@@ -276,11 +276,12 @@ GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit) {
   options.wgmma = !variableIs("TLC_WGMMA", "0");
   options.tma = !variableIs("TLC_TMA", "0");
   options.warpSpecialize = !variableIs("TLC_WARP_SPECIALIZE", "0");
+  // stmatrix stores and 32-bit descriptor steps (GPUCompileOptions) too.
+  options.stmatrix = !variableIs("TLC_STMATRIX", "0");
+  options.lowWordDescriptors = !variableIs("TLC_LOW_WORD_DESCRIPTORS", "0");
   // =1 turns on what is off by default: the barrier elision through the
-  // async proxy, stmatrix stores, 32-bit descriptor steps (GPUCompileOptions).
+  // async proxy.
   options.elideAsyncBarriers = variableIs("TLC_ELIDE_ASYNC_BARRIERS", "1");
-  options.stmatrix = variableIs("TLC_STMATRIX", "1");
-  options.lowWordDescriptors = variableIs("TLC_LOW_WORD_DESCRIPTORS", "1");
   return options;
 }
 
@@ -292,8 +293,8 @@ std::string gpuCacheTarget(const std::string &arch, const GPUCompileOptions &opt
          (options.wgmma ? "" : " mma.sync") + (options.tma ? "" : " cp.async") +
          (options.warpSpecialize ? "" : " no-producer-warp") +
          (options.elideAsyncBarriers ? " elide-async-barriers" : "") +
-         (options.stmatrix ? " stmatrix" : "") +
-         (options.lowWordDescriptors ? " low-word-descriptors" : "") +
+         (options.stmatrix ? "" : " no-stmatrix") +
+         (options.lowWordDescriptors ? "" : " no-low-word-descriptors") +
          (llvm && *llvm ? std::string(" llvm:") + llvm : "");
 }
 

@@ -110,31 +110,35 @@ TEST_CASE("the cache target names the path and LLVM's options", "[cache]") {
   ::unsetenv("TLC_LLVM_OPTIONS");
 }
 
-TEST_CASE("the code-generation variables off by default: =1 turns each on, and keys it apart",
+TEST_CASE("the code-generation variables: each turns its option from its default, and keys it "
+          "apart",
           "[cache]") {
   struct Variable {
     const char *name;
     bool tl::GPUCompileOptions::*option;
-    const char *target;
+    bool byDefault;
+    const char *target; // the cache's target with the option away from its default
   };
-  for (const char *set : {"TLC_ELIDE_ASYNC_BARRIERS", "TLC_STMATRIX", "TLC_LOW_WORD_DESCRIPTORS"})
+  for (const char *set : {"TLC_WGMMA", "TLC_TMA", "TLC_WARP_SPECIALIZE", "TLC_ELIDE_ASYNC_BARRIERS",
+                          "TLC_STMATRIX", "TLC_LOW_WORD_DESCRIPTORS", "TLC_LLVM_OPTIONS"})
     ::unsetenv(set); // the environment's own choices would change the defaults checked
   for (Variable v :
-       {Variable{"TLC_ELIDE_ASYNC_BARRIERS", &tl::GPUCompileOptions::elideAsyncBarriers,
+       {Variable{"TLC_ELIDE_ASYNC_BARRIERS", &tl::GPUCompileOptions::elideAsyncBarriers, false,
                  "sm_90a elide-async-barriers"},
-        Variable{"TLC_STMATRIX", &tl::GPUCompileOptions::stmatrix, "sm_90a stmatrix"},
-        Variable{"TLC_LOW_WORD_DESCRIPTORS", &tl::GPUCompileOptions::lowWordDescriptors,
-                 "sm_90a low-word-descriptors"}}) {
+        Variable{"TLC_STMATRIX", &tl::GPUCompileOptions::stmatrix, true, "sm_90a no-stmatrix"},
+        Variable{"TLC_LOW_WORD_DESCRIPTORS", &tl::GPUCompileOptions::lowWordDescriptors, true,
+                 "sm_90a no-low-word-descriptors"}}) {
     INFO(v.name);
     ::unsetenv(v.name);
-    CHECK_FALSE(tl::runtime::gpuCompileOptions().*v.option); // off by default
-    ::setenv(v.name, "1", 1);
+    CHECK(tl::runtime::gpuCompileOptions().*v.option == v.byDefault);
+    CHECK(tl::runtime::gpuCacheTarget("sm_90a", tl::runtime::gpuCompileOptions()) == "sm_90a");
+    ::setenv(v.name, v.byDefault ? "0" : "1", 1);
     tl::GPUCompileOptions options = tl::runtime::gpuCompileOptions();
-    ::unsetenv(v.name);
-    CHECK(options.*v.option);
+    CHECK(options.*v.option == !v.byDefault);
     CHECK(tl::runtime::gpuCacheTarget("sm_90a", options) == v.target);
-    ::setenv(v.name, "0", 1);
-    CHECK_FALSE(tl::runtime::gpuCompileOptions().*v.option);
+    // The other value (or any other) leaves the default.
+    ::setenv(v.name, v.byDefault ? "1" : "0", 1);
+    CHECK(tl::runtime::gpuCompileOptions().*v.option == v.byDefault);
     ::unsetenv(v.name);
   }
 }

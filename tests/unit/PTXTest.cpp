@@ -128,7 +128,7 @@ int assembledSpills(const fs::path &ptxas, const std::string &ptx, const std::st
 }
 
 /// A tuned sm_90a kernel at S = 4096 compiled by default and with an option
-/// that is off by default (a compile option, or a configuration's), and what
+/// turned from its default (a compile option, or a configuration's), and what
 /// ptxas spills for each (-1 without ptxas).
 struct OptionPTX {
   std::string shipped, option;
@@ -684,68 +684,68 @@ TEST_CASE("the async barrier elision (off by default): fewer consumer barriers, 
                      });
 }
 
-TEST_CASE("stmatrix for the fragments' 16-bit shared stores (off by default): four stores "
+TEST_CASE("stmatrix for the fragments' 16-bit shared stores (on by default): four stores "
           "each, clean ptxas",
           "[ptx]") {
-  // GPUCompileOptions::stmatrix (TLC_STMATRIX=1): the tuned sm_90a kernels'
-  // column-pair stores of 16-bit tiles (the backward's P^T and dS^T, the
-  // forward's output tile) go as stmatrix.x4, each in place of four 32-bit
-  // st.shared; nothing else changes (barriers, fences, wgmma). The lane
-  // mapping's algebra is tests/stmatrix_lanes.py. Timed on the GPU, not yet
-  // tested there: this checks the code, not its results or its speed.
+  // GPUCompileOptions::stmatrix (TLC_STMATRIX=0 turns it off): the tuned
+  // sm_90a kernels' column-pair stores of 16-bit tiles (the backward's P^T
+  // and dS^T, the forward's output tile) go as stmatrix.x4, each in place of
+  // four 32-bit st.shared; nothing else changes (barriers, fences, wgmma).
+  // The lane mapping's algebra is tests/stmatrix_lanes.py; the GPU tests run
+  // the shipped kernels with it.
   using tl::test::occurrences;
-  forEachTunedKernel({.stmatrix = true}, "stmatrix", [](bool forward, const OptionPTX &ptx) {
-    int matrices = occurrences(ptx.option, "stmatrix.sync.aligned.m8n8.x4.shared.b16");
+  forEachTunedKernel({.stmatrix = false}, "no-stmatrix", [](bool forward, const OptionPTX &ptx) {
+    int matrices = occurrences(ptx.shipped, "stmatrix.sync.aligned.m8n8.x4.shared.b16");
     CHECK(matrices >= (forward ? 4 : 12)); // the forward's output, the backward's P, dS
-    CHECK(occurrences(ptx.option, "stmatrix") == matrices);
-    CHECK(occurrences(ptx.shipped, "stmatrix") == 0);
-    CHECK(occurrences(ptx.shipped, "st.shared.b32") - occurrences(ptx.option, "st.shared.b32") ==
+    CHECK(occurrences(ptx.shipped, "stmatrix") == matrices);
+    CHECK(occurrences(ptx.option, "stmatrix") == 0);
+    CHECK(occurrences(ptx.option, "st.shared.b32") - occurrences(ptx.shipped, "st.shared.b32") ==
           4 * matrices);
     for (const char *kept : {"bar.sync", "fence.proxy.async", "wgmma.mma_async"})
       CHECK(occurrences(ptx.option, kept) == occurrences(ptx.shipped, kept));
-    CHECK(ptx.optionSpills <= ptx.shippedSpills + 4); // the D = 256 backward: 4 against 0
+    CHECK(ptx.shippedSpills <= ptx.optionSpills + 4); // session 34: 4 bytes more at most
   });
   // sm_80 has no stmatrix: the option changes nothing there.
   mha::AttentionConfig config = mha::tunedConfig(128, false, 4096, "sm_80");
   tl::dsl::Program backward = mha::backwardKernel(2, 4, 4096, 128, false, config);
-  CHECK(tl::compileForGPU(backward, "sm_80", {.stmatrix = true}).ptx ==
+  CHECK(tl::compileForGPU(backward, "sm_80", {.stmatrix = false}).ptx ==
         tl::compileForGPU(backward, "sm_80").ptx);
 }
 
-TEST_CASE("low-word wgmma descriptors (off by default): 32-bit steps, clean ptxas", "[ptx]") {
-  // GPUCompileOptions::lowWordDescriptors (TLC_LOW_WORD_DESCRIPTORS=1): each
-  // wgmma's descriptors are its gemm's start plus a constant added to the low
-  // word; the high word a constant. The same wgmmas, barriers, fences and
-  // shared stores, fewer 64-bit adds (the descriptors' steps become 32-bit;
-  // the pointers' stay). Timed on the GPU, not yet tested there.
+TEST_CASE("low-word wgmma descriptors (on by default): 32-bit steps, clean ptxas", "[ptx]") {
+  // GPUCompileOptions::lowWordDescriptors (TLC_LOW_WORD_DESCRIPTORS=0 turns
+  // it off): each wgmma's descriptors are its gemm's start plus a constant
+  // added to the low word; the high word a constant. The same wgmmas,
+  // barriers, fences and shared stores as with 64-bit steps, fewer 64-bit
+  // adds (the descriptors' steps are 32-bit; the pointers' stay).
   using tl::test::occurrences;
-  forEachTunedKernel({.lowWordDescriptors = true}, "low-word", [](bool, const OptionPTX &ptx) {
+  forEachTunedKernel({.lowWordDescriptors = false}, "64-bit-steps", [](bool, const OptionPTX &ptx) {
     for (const char *kept : {"bar.sync", "fence.proxy.async", "wgmma.mma_async", "st.shared"})
       CHECK(occurrences(ptx.option, kept) == occurrences(ptx.shipped, kept));
-    CHECK(occurrences(ptx.option, "add.s64") < occurrences(ptx.shipped, "add.s64"));
-    CHECK(ptx.optionSpills <= ptx.shippedSpills + 8);
+    CHECK(occurrences(ptx.shipped, "add.s64") < occurrences(ptx.option, "add.s64"));
+    CHECK(ptx.shippedSpills <= ptx.optionSpills + 8);
   });
 }
 
-TEST_CASE("the backward's dQ gemm first (off by default): waited for alone, clean ptxas", "[ptx]") {
+TEST_CASE("the backward's dQ gemm first (tunedConfig's): waited for alone, clean ptxas", "[ptx]") {
   // AttentionConfig::bwdDqFirst: the staged wgmma backward issues dQ's gemm
   // before dV's and dK's and waits for it alone (wait_group 2), its hand-over
-  // overlapping them, then for all at the iteration's end: one wait more, the
-  // same wgmmas, no wgmma serialised. Timed on the GPU in session 35 (MHATest's
-  // FlashAttention-3-order test runs it there; its sanitizers have not yet).
+  // overlapping them, then for all at the iteration's end: one wait more than
+  // with dQ last, the same wgmmas, no wgmma serialised. (MHATest's tuned and
+  // FlashAttention-3-order tests run it on the GPU.)
   using tl::test::occurrences;
   forEachTunedKernel(
-      {}, "dq-first",
+      {}, "dq-last",
       [](bool, const OptionPTX &ptx) {
-        CHECK(occurrences(ptx.option, "wgmma.wait_group.sync.aligned \t2;") ==
-              occurrences(ptx.shipped, "wgmma.wait_group.sync.aligned \t2;") + 1);
-        CHECK(occurrences(ptx.option, "wgmma.wait_group") ==
-              occurrences(ptx.shipped, "wgmma.wait_group") + 1);
+        CHECK(occurrences(ptx.shipped, "wgmma.wait_group.sync.aligned \t2;") ==
+              occurrences(ptx.option, "wgmma.wait_group.sync.aligned \t2;") + 1);
+        CHECK(occurrences(ptx.shipped, "wgmma.wait_group") ==
+              occurrences(ptx.option, "wgmma.wait_group") + 1);
         CHECK(occurrences(ptx.option, "wgmma.mma_async") ==
               occurrences(ptx.shipped, "wgmma.mma_async"));
-        CHECK(ptx.optionSpills <= ptx.shippedSpills + 16);
+        CHECK(ptx.shippedSpills <= ptx.optionSpills + 16);
       },
-      [](mha::AttentionConfig &config) { config.bwdDqFirst = true; }, /*backwardOnly=*/true);
+      [](mha::AttentionConfig &config) { config.bwdDqFirst = false; }, /*backwardOnly=*/true);
   // With FlashAttention-3's orders (tunedConfig's S = 1024 backward): it
   // compiles (the lowering refuses a read of an accumulator before its wait)
   // and waits for dQ leaving two gemms in flight, or one where dV's gemm,

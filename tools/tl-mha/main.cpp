@@ -11,7 +11,7 @@
 //                              corpus, tests/fuzz), each after a `// NAME` line
 //   tl-mha --ptx ARCH DIR      writes DIR/<program>[_causal].ptx for ARCH and
 //                              prints the kernels' launch shapes (compiled
-//                              as the JIT would: TLC_STMATRIX=1 etc. apply)
+//                              as the JIT would: TLC_STMATRIX=0 etc. apply)
 //   tl-mha -h | --help         usage
 //
 // Exit codes: 0 ok, 1 a failure (an error too large, a file not written), 2

@@ -2,19 +2,20 @@
 //
 //   tlc FILE.cpp --list
 //   tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND] [--target=sm_80|sm_90a|cpu]
-//       [-o PATH] [--print-ir-after-all] [--timing] [--elide-async-barriers] [--stmatrix]
-//       [--low-word-descriptors]
+//       [-o PATH] [--print-ir-after-all] [--timing] [--elide-async-barriers] [--no-stmatrix]
+//       [--no-low-word-descriptors]
 //   tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--timing] [--elide-async-barriers]
-//       [--stmatrix] [--low-word-descriptors]
+//       [--no-stmatrix] [--no-low-word-descriptors]
 //
 // --timing prints how long each compile step took (every MLIR pass, the
 // LLVM steps, ptxas) to stderr. --elide-async-barriers lets tl-elide-barriers
 // remove the wgmma loops' barriers that order nothing too (off by default: it
-// timed level with the default, results/2026-12-05-session33.md). --stmatrix
-// stores the fragments' 16x16 blocks of 16-bit shared tiles by stmatrix.x4 on
-// sm_90 and sm_90a; --low-word-descriptors advances wgmma descriptors by 32-bit
-// adds (both off by default: timed on an H100 in session 35, faster where they
-// were built for, but their GPU tests and sanitizers have not run yet).
+// timed level with the default, results/2026-12-05-session33.md).
+// --no-stmatrix stores the fragments' 16-bit shared tiles by 32-bit stores on
+// sm_90 and sm_90a, not by stmatrix.x4 per 16x16 block; --no-low-word-descriptors
+// advances wgmma descriptors by 64-bit adds (both on by default since session
+// 35, results/2026-12-05-session35.md; --stmatrix and --low-word-descriptors
+// are accepted too).
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and
@@ -54,7 +55,7 @@ struct Options {
   std::string input, program, emit = "tl", target = "sm_90a", output;
   std::vector<std::pair<std::string, std::string>> params;
   bool list = false, printIRAfterAll = false, timing = false, elideAsyncBarriers = false,
-       stmatrix = false, lowWordDescriptors = false;
+       stmatrix = true, lowWordDescriptors = true;
 };
 
 [[noreturn]] void usage(const std::string &problem) {
@@ -64,9 +65,9 @@ struct Options {
       "usage: tlc FILE.cpp --list\n"
       "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND]\n"
       "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all] [--timing]\n"
-      "           [--elide-async-barriers] [--stmatrix] [--low-word-descriptors]\n"
+      "           [--elide-async-barriers] [--no-stmatrix] [--no-low-word-descriptors]\n"
       "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
-      "           [--timing] [--elide-async-barriers] [--stmatrix] [--low-word-descriptors]\n"
+      "           [--timing] [--elide-async-barriers] [--no-stmatrix] [--no-low-word-descriptors]\n"
       "KIND: tl, planned, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
       problem.c_str());
   std::exit(2);
@@ -96,10 +97,10 @@ Options parse(int argc, char **argv) {
       o.timing = true;
     else if (arg == "--elide-async-barriers")
       o.elideAsyncBarriers = true;
-    else if (arg == "--stmatrix")
-      o.stmatrix = true;
-    else if (arg == "--low-word-descriptors")
-      o.lowWordDescriptors = true;
+    else if (arg == "--stmatrix" || arg == "--no-stmatrix")
+      o.stmatrix = arg == "--stmatrix";
+    else if (arg == "--low-word-descriptors" || arg == "--no-low-word-descriptors")
+      o.lowWordDescriptors = arg == "--low-word-descriptors";
     else if (arg == "-k")
       o.program = value("-k");
     else if (arg == "-o")

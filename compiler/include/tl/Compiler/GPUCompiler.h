@@ -85,20 +85,18 @@ struct GPUCompileOptions {
   /// On sm_90 and sm_90a, an Mma fragment's 16-bit stores to a shared tile
   /// (copies, and unrolled parallel loops: P^T and dS^T in the backward) go
   /// as one stmatrix.x4 per 16x16 block, not four 32-bit stores
-  /// (GPUPipelineOptions::stmatrix; TLC_STMATRIX=1
-  /// for the runtime's compiles, `tlc --stmatrix`). Off until the GPU tests
-  /// and sanitizers have run with it: on an H100 (session 35), with
-  /// lowWordDescriptors, the staged backward took 5-6% less time at D = 128
+  /// (GPUPipelineOptions::stmatrix; TLC_STMATRIX=0 turns it off for the
+  /// runtime's compiles, `tlc --no-stmatrix`). On since session 36: with
+  /// lowWordDescriptors the staged backward took 5-6% less time at D = 128
   /// non-causal and D = 256, the same at D = 128 causal, 2-5% more at D = 64
-  /// causal (results/2026-12-05-session35.md); nothing checked its results.
-  bool stmatrix = false;
+  /// causal (H100, results/2026-12-05-session35.md).
+  bool stmatrix = true;
   /// The wgmma path's descriptors: each step adds 32 bits to the low word
   /// (the start address) where a 64-bit add costs ptxas an add with carry and
   /// moves per wgmma (GPUPipelineOptions::lowWordDescriptors;
-  /// TLC_LOW_WORD_DESCRIPTORS=1 for the runtime's compiles, `tlc
-  /// --low-word-descriptors`). Off, as stmatrix (alone it took 1-6% less
-  /// backward time at D = 128 and 256 on the H100, session 35).
-  bool lowWordDescriptors = false;
+  /// TLC_LOW_WORD_DESCRIPTORS=0 turns it off for the runtime's compiles, `tlc
+  /// --no-low-word-descriptors`). On since session 36, with stmatrix.
+  bool lowWordDescriptors = true;
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,

@@ -32,11 +32,12 @@ struct GPUPipelineOptions {
   bool elideAsyncBarriers = false;
   /// stmatrix.x4 for an Mma fragment's 16-bit stores to a shared tile, a
   /// 16x16 block each (convert-tl-to-gpu's `stmatrix`; sm_90 and sm_90a only).
-  /// Off until the GPU tests and sanitizers have run with it (timed in
-  /// session 35: results/2026-12-05-session35.md).
+  /// Off here, as in tl-opt's pipeline (the lit tests); the compilers'
+  /// GPUCompileOptions turn it on (since session 36).
   bool stmatrix = false;
   /// wgmma descriptors advanced by 32-bit adds to their low word
-  /// (convert-tl-to-gpu's `low-word-descriptors`). Off, as stmatrix.
+  /// (convert-tl-to-gpu's `low-word-descriptors`). Off here; on in
+  /// GPUCompileOptions, as stmatrix.
   bool lowWordDescriptors = false;
 };
 

@@ -239,11 +239,10 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
     Option<"stmatrix", "stmatrix", "bool", /*default=*/"false",
            "An Mma fragment's stores to a 16-bit shared tile (copies, unrolled "
            "parallel loops) go as one stmatrix.x4 per 16x16 block (sm_90 and later: "
-           "tl-gpu-lowering passes it on those targets only; timed on a GPU, not yet "
-           "tested there)">,
+           "tl-gpu-lowering passes it on those targets only; the GPU compilers' default)">,
     Option<"lowWordDescriptors", "low-word-descriptors", "bool", /*default=*/"false",
            "wgmma descriptors' steps add 32 bits to their low word, the high word a "
-           "constant (timed on a GPU, not yet tested there)">
+           "constant (the GPU compilers' default)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
