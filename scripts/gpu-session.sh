@@ -172,27 +172,9 @@
 #             and without it (twice each, alternating) and the peers
 #             (ELIDE_ASYNC_SHAPES="B,H,S,D ..." replaces the shapes)
 #                       -> tests-elide-async.log, sanitize-elide-async.log, elide-async.jsonl
-#   stmatrix  the same trial of TLC_STMATRIX=1 (the fragments' 16-bit shared stores
-#             as stmatrix.x4: the backward's P^T and dS^T, the forward's output;
-#             timed in session 35, not yet tested on a GPU) (STMATRIX_SHAPES="B,H,S,D
-#             ..." replaces the shapes)
-#                                -> tests-stmatrix.log, sanitize-stmatrix.log, stmatrix.jsonl
-#   low-word  the same trial of TLC_LOW_WORD_DESCRIPTORS=1 (wgmma descriptors advanced
-#             by 32-bit adds to their low word; timed, not yet tested on a GPU)
-#             (LOW_WORD_SHAPES="B,H,S,D ..." replaces the shapes)
-#                                -> tests-low-word.log, sanitize-low-word.log, low-word.jsonl
-#   new-defaults  what session 35 measured to make the defaults, before they can be:
-#             with TLC_STMATRIX=1 and TLC_LOW_WORD_DESCRIPTORS=1, the tuned, bf16,
-#             reference-shape, deterministic, long-length, dQ-first and
-#             FlashAttention-3-order MHA tests and the gemm tests ([gemm]) (cut at
-#             NEW_DEFAULTS_TESTS_S, default 400 s: the exit code says), then
-#             tl-bench-gpu with the three (--bwd-dq-first=1) against none, twice each,
-#             alternating, and the peers   -> tests-new-defaults.log, new-defaults.jsonl
-#   sanitize-new-defaults  memcheck, racecheck and synccheck with the two variables on
-#             the tuned-configuration and dQ-first MHA tests and the TMA gemm test
-#                                                        -> sanitize-new-defaults.log
-#   codegen-ab  tl-bench-gpu by default, with TLC_STMATRIX=1, with
-#             TLC_LOW_WORD_DESCRIPTORS=1 and with both, in turn, twice, then the
+#   codegen-ab  tl-bench-gpu by default (stmatrix stores and low-word wgmma
+#             descriptors since session 36), with TLC_STMATRIX=0, with
+#             TLC_LOW_WORD_DESCRIPTORS=0 and with both, in turn, twice, then the
 #             peers (CODEGEN_AB_SHAPES="B,H,S,D ..." replaces 4,16,4096,128
 #             4,32,4096,64 4,16,4096,256 8,32,256,64)            -> codegen-ab.jsonl
 #   ncu-stalls  Nsight Compute's stall reasons per issued instruction, the share
@@ -510,38 +492,11 @@ lts__average_t_sector_hit_rate_realtime.pct \
     done ;;
   elide-async)
     variableTrial TLC_ELIDE_ASYNC_BARRIERS elide-async ${ELIDE_ASYNC_SHAPES:-} ;;
-  stmatrix)
-    variableTrial TLC_STMATRIX stmatrix ${STMATRIX_SHAPES:-} ;;
-  low-word)
-    variableTrial TLC_LOW_WORD_DESCRIPTORS low-word ${LOW_WORD_SHAPES:-} ;;
-  new-defaults)
-    (export TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1
-      tests="MHA in the tuned configurations*,MHA in bf16*,MHA at the reference's shape*"
-      tests+=",MHA deterministic*,MHA at long lengths*,MHA backward with its dQ gemm first*"
-      tests+=",MHA backward in FlashAttention-3*,[gemm]"
-      timeout "${NEW_DEFAULTS_TESTS_S:-400}" ./bin/tl-gpu-tests "$tests" \
-        > "$out/tests-new-defaults.log" 2>&1
-      echo "tl-gpu-tests exit $? (124: cut at ${NEW_DEFAULTS_TESTS_S:-400} s)" |
-        tee -a "$out/tests-new-defaults.log")
-    tail -4 "$out/tests-new-defaults.log"
-    args=(${NEW_DEFAULTS_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64})
-    for round in 1 2; do
-      echo '{"defaults": "new"}' | tee -a "$out/new-defaults.jsonl"
-      TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1 ./bin/tl-bench-gpu --bwd-dq-first=1 "${args[@]}" \
-        2>&1 | tee -a "$out/new-defaults.jsonl"
-      echo '{"defaults": "old"}' | tee -a "$out/new-defaults.jsonl"
-      ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/new-defaults.jsonl"
-    done
-    peer sdpa_peer.py "$out/new-defaults.jsonl" "${args[@]}" ;;
-  sanitize-new-defaults)
-    (export TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1
-      filter="MHA in the tuned configurations*,MHA backward with its dQ gemm first*"
-      sanitized "$out/sanitize-new-defaults.log" "$filter,gemm kernel: TMA*") ;;
   codegen-ab)
     args=(${CODEGEN_AB_SHAPES:-4,16,4096,128 4,32,4096,64 4,16,4096,256 8,32,256,64})
     for round in 1 2; do
-      for variables in "" TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1 \
-        "TLC_STMATRIX=1 TLC_LOW_WORD_DESCRIPTORS=1"; do
+      for variables in "" TLC_STMATRIX=0 TLC_LOW_WORD_DESCRIPTORS=0 \
+        "TLC_STMATRIX=0 TLC_LOW_WORD_DESCRIPTORS=0"; do
         echo "{\"variables\": \"$variables\", \"round\": $round}" | tee -a "$out/codegen-ab.jsonl"
         env $variables ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/codegen-ab.jsonl"
       done

@@ -202,12 +202,14 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // its last wave better) (tl-bench-gpu --bwd-keys-fastest=0|1, best of two
     // alternating, results/2026-12-04-h200-session26.md).
     c.bwdKeysFastest = c.bwdWgmma && seqLen >= 1024 && (!causal || dim == 256);
-    // The dQ gemm first, waited for alone (its hand-over then runs while the
-    // dV and dK gemms do): on the H100, S = 4096, 3% less backward time at
-    // D = 128 (causal and not), 5-6% at D = 256, level at D = 64 (0.7% less
-    // main-kernel time non-causal) (tl-bench-gpu --bwd-dq-first=0|1, best of
-    // two alternating, results/2026-12-05-session35.md).
-    c.bwdDqFirst = c.bwdWgmma;
+    // From S = 1024, the dQ gemm first, waited for alone (its hand-over then
+    // runs while the dV and dK gemms do): on the H100, S = 4096, 3% less
+    // backward time at D = 128 (causal and not), 5-6% at D = 256, level at
+    // D = 64 (0.7% less main-kernel time non-causal) (tl-bench-gpu
+    // --bwd-dq-first=0|1, best of two alternating,
+    // results/2026-12-05-session35.md). Below S = 1024 neither timed nor run
+    // by the GPU tests (session 36 had no machine for it).
+    c.bwdDqFirst = c.bwdWgmma && seqLen >= 1024;
     // Not bwdPWhileDp (P while dP runs) nor bwdPRegisters: ptxas spills less
     // with the first at D = 64 causal and D = 128 non-causal
     // (results/2026-12-04-session31-ptxas.md), but on the H200 the main

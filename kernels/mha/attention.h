@@ -75,7 +75,7 @@ struct AttentionConfig {
   /// and waits for it alone: dQ's tile and adds then go while the dV and dK
   /// gemms run, where by default all three are waited for together (session
   /// 33: 10% of the D = 128 backward's stall samples at that wait).
-  /// tunedConfig's on wgmma since session 36. No effect on mma.sync, with
+  /// tunedConfig's on wgmma from S = 1024 since session 36. No effect on mma.sync, with
   /// bwdConvertDq, nor on a deterministic backward whose consumers take dQ's
   /// turns themselves (no producer tile).
   bool bwdDqFirst = false;

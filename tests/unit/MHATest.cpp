@@ -194,8 +194,8 @@ TEST_CASE("MHA backward with its dQ gemm first in the long configurations (bwdDq
           "[mha][small]") {
   // tunedConfig's long-launch backwards (the producer warpgroup and its dQ
   // tile where it has them) with the dQ gemm first, on a short ragged
-  // length, outputs poisoned, and deterministic: twelve runs for the
-  // sanitizers (gpu-session.sh sanitize-new-defaults), where the
+  // length, outputs poisoned, and deterministic: twelve runs, [small] for
+  // the sanitizers (gpu-session.sh sanitize), where the
   // FlashAttention-3-order test runs every order.
   for (int dim : {64, 128, 256})
     for (bool causal : {false, true}) {
