@@ -128,6 +128,8 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
               (c.bwdWgmma && !(dim == 64 && causal) && (seq >= 1024 || dim == 256 || tileable)));
         // Key blocks fastest in the grid where that was faster.
         CHECK(c.bwdKeysFastest == (seq >= 1024 && (!causal || dim == 256)));
+        // The dQ gemm first on wgmma from S = 1024, where it was timed and tested.
+        CHECK(c.bwdDqFirst == (c.bwdWgmma && seq >= 1024));
         // FlashAttention-3's loop orders (P while dP runs, P in registers)
         // wait for the H200: neither is tunedConfig's yet, in turns neither.
         CHECK_FALSE((c.bwdPWhileDp || c.bwdPRegisters));

@@ -400,6 +400,7 @@ void run(const Shape &s, bool causal) {
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
     c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile, c.bwdKeysFastest = b.bwdKeysFastest;
     c.bwdPWhileDp = b.bwdPWhileDp, c.bwdPRegisters = b.bwdPRegisters;
+    c.bwdDqFirst = b.bwdDqFirst; // (no candidate has it yet: the one timed, not tunedConfig's)
   }
   // --deterministic after --autotune (its candidates are not): the consumers'
   // dQ tiles dropped unless --dq-tile=1 (below). --bwd keeps the reference's

@@ -14,8 +14,8 @@
 // --no-stmatrix stores the fragments' 16-bit shared tiles by 32-bit stores on
 // sm_90 and sm_90a, not by stmatrix.x4 per 16x16 block; --no-low-word-descriptors
 // advances wgmma descriptors by 64-bit adds (both on by default since session
-// 35, results/2026-12-05-session35.md; --stmatrix and --low-word-descriptors
-// are accepted too).
+// 36: results/2026-12-05-session35.md timed them, -session36.md tested them;
+// --stmatrix and --low-word-descriptors are accepted too).
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and
