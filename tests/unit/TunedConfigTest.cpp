@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <regex>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace mha = tl::kernels::mha;
@@ -225,4 +226,24 @@ TEST_CASE("tunedConfig: the forward's blocks and loop by length on sm_90a", "[tu
         mha::AttentionConfig ampere = mha::tunedConfig(dim, causal, seq, "sm_80");
         CHECK_FALSE((ampere.fwdWgmma || ampere.fwdProducer || ampere.fwdPingpong));
       }
+}
+
+TEST_CASE("tunedConfig: the backward is the same configuration from S = 1024 up on sm_90a",
+          "[tuned]") {
+  // What the GPU tests run at tunedConfig's S = 1024 (FlashAttention-3's
+  // orders) and 16384 (the long configurations, dQ first) is what the
+  // benchmark times at 4096 (results/2026-12-05-session36.md leans on it).
+  auto backward = [](const mha::AttentionConfig &c) {
+    return std::tuple(c.bwdBlockM, c.bwdBlockN, c.bwdThreads, c.bwdStages, c.bwdStaged, c.bwdWgmma,
+                      c.bwdProducer, c.bwdDqTile, c.bwdConvertDq, c.bwdDqMmaTiles, c.bwdKeysFastest,
+                      c.bwdPWhileDp, c.bwdPRegisters, c.bwdDqFirst);
+  };
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      auto at1024 = backward(mha::tunedConfig(dim, causal, 1024, "sm_90a"));
+      for (int seq : {2048, 4096, 8192, 16384}) {
+        INFO("D=" << dim << " causal=" << causal << " S=" << seq);
+        CHECK(backward(mha::tunedConfig(dim, causal, seq, "sm_90a")) == at1024);
+      }
+    }
 }
