@@ -187,10 +187,11 @@
 #                                                 -> ncu-stalls.log, metrics.txt
 #   ncu-opcodes  executed instructions per SASS opcode and stall samples per SASS
 #             line (SourceCounters) of the backward's main kernel and cuDNN's, at
-#             NCU_OPCODE_SHAPES (default 4,16,4096,128 4,32,4096,64; non-causal), in
-#             one archive (the machine returns 8 files): opcodes-{tlc,cudnn}-B_H_S_D.txt
-#             and sass-{tlc,cudnn}-B_H_S_D.csv; scripts/ncu_report.py opcodes|hot reads
-#             them (session 33)              -> ncu-opcodes.tgz, ncu-opcodes.log
+#             NCU_OPCODE_SHAPES (default 4,16,4096,128 4,32,4096,64; non-causal unless
+#             NCU_CAUSAL=1), in one archive (the machine returns 8 files):
+#             opcodes-{tlc,cudnn}-B_H_S_D_cC.txt and sass-{tlc,cudnn}-B_H_S_D_cC.csv
+#             (C: NCU_CAUSAL); scripts/ncu_report.py opcodes|hot reads them (session 33)
+#                                            -> ncu-opcodes.tgz, ncu-opcodes.log
 #   ncu-fwd   the same on the forward's kernel and cuDNN's (the fourth whose name
 #             has fprop or fwd) at NCU_FWD_SHAPES (default 4,16,4096,128
 #             4,32,4096,64 8,32,256,64)                         -> ncu-fwd.log
@@ -274,6 +275,10 @@ variableTrial() {
   peer sdpa_peer.py "$out/$name.jsonl" "${args[@]}"
 }
 
+# The ncu parts (ncu-bwd, ncu-stalls, ncu-opcodes, ncu-fwd) profile the non-causal kernels, or
+# with NCU_CAUSAL=1 the causal ones (tl-bench-gpu --causal=1 runs that mask alone, so that its
+# kernel's first launch is the causal one; sdpa_peer.py --causal 1).
+ncuCausal=${NCU_CAUSAL:-0}
 # What ncu-fwd and ncu-bwd measure: speed of light, occupancy, launch
 # statistics, warp states, memory, L2 reductions and atomics, instructions.
 ncuSections=(--section SpeedOfLight --section Occupancy --section LaunchStats
@@ -482,12 +487,14 @@ lts__average_t_sector_hit_rate_realtime.pct \
     sanitized "$out/sanitize-det-tile.log" "$test" ;;
   ncu-bwd)
     for shape in ${NCU_BWD_SHAPES:-4,16,4096,128 4,32,4096,64}; do
-      echo "--- tlc flash_bwd $shape" | tee -a "$out/ncu-bwd.log"
+      echo "--- tlc flash_bwd $shape causal=$ncuCausal" | tee -a "$out/ncu-bwd.log"
       timeout 200 ncu --clock-control none --kernel-id "::regex:^flash_bwd\$:1" "${ncuSections[@]}" \
-        ./bin/tl-bench-gpu "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
-      echo "--- cuDNN backward $shape" | tee -a "$out/ncu-bwd.log"
+        ./bin/tl-bench-gpu --causal=$ncuCausal "$shape" 2>&1 | grep -v '^{' |
+        tee -a "$out/ncu-bwd.log"
+      echo "--- cuDNN backward $shape causal=$ncuCausal" | tee -a "$out/ncu-bwd.log"
       timeout 200 ncu --clock-control none -k "regex:bprop|dgrad|bwd" --launch-skip 3 \
-        --launch-count 1 "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 \
+        --launch-count 1 "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" \
+        --causal $ncuCausal \
         --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-bwd.log"
     done ;;
   elide-async)
@@ -513,14 +520,16 @@ lts__average_t_sector_hit_rate_realtime.pct \
     for shape in ${NCU_STALL_SHAPES:-4,16,4096,128 4,16,4096,256 4,32,4096,64}; do
       for variant in "flash_bwd" "flash_bwd --bwd-p-while-dp=1" "flash_fwd"; do
         kernel=${variant%% *} flags=${variant#$kernel}
-        echo "--- tlc $kernel$flags $shape" | tee -a "$out/ncu-stalls.log"
+        echo "--- tlc $kernel$flags $shape causal=$ncuCausal" | tee -a "$out/ncu-stalls.log"
         timeout 100 ncu --clock-control none --kernel-id "::regex:^$kernel\$:1" "${stalls[@]}" \
-          ./bin/tl-bench-gpu $flags "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-stalls.log"
+          ./bin/tl-bench-gpu --causal=$ncuCausal $flags "$shape" 2>&1 | grep -v '^{' |
+          tee -a "$out/ncu-stalls.log"
       done
       for pass in bprop fprop; do
-        echo "--- cuDNN $pass $shape" | tee -a "$out/ncu-stalls.log"
+        echo "--- cuDNN $pass $shape causal=$ncuCausal" | tee -a "$out/ncu-stalls.log"
         timeout 100 ncu --clock-control none -k "regex:$pass" --launch-skip 3 --launch-count 1 \
-          "${stalls[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 --peer sdpa-cudnn 2>&1 |
+          "${stalls[@]}" python3 sdpa_peer.py --shape "$shape" --causal $ncuCausal \
+          --peer sdpa-cudnn 2>&1 |
           grep -v '^{' | tee -a "$out/ncu-stalls.log"
       done
     done ;;
@@ -528,15 +537,15 @@ lts__average_t_sector_hit_rate_realtime.pct \
     reports=$(mktemp -d)
     sources=(--section SourceCounters --import-source no --metrics sass__inst_executed_per_opcode)
     for shape in ${NCU_OPCODE_SHAPES:-4,16,4096,128 4,32,4096,64}; do
-      name=${shape//,/_}
-      echo "--- tlc flash_bwd $shape" | tee -a "$out/ncu-opcodes.log"
+      name=${shape//,/_}_c$ncuCausal
+      echo "--- tlc flash_bwd $shape causal=$ncuCausal" | tee -a "$out/ncu-opcodes.log"
       timeout 100 ncu -f --clock-control none --kernel-id "::regex:^flash_bwd\$:1" "${sources[@]}" \
-        -o "$reports/tlc-$name" ./bin/tl-bench-gpu "$shape" 2>&1 | grep -v '^{' |
-        tee -a "$out/ncu-opcodes.log"
-      echo "--- cuDNN backward $shape" | tee -a "$out/ncu-opcodes.log"
+        -o "$reports/tlc-$name" ./bin/tl-bench-gpu --causal=$ncuCausal "$shape" 2>&1 |
+        grep -v '^{' | tee -a "$out/ncu-opcodes.log"
+      echo "--- cuDNN backward $shape causal=$ncuCausal" | tee -a "$out/ncu-opcodes.log"
       timeout 100 ncu -f --clock-control none -k "regex:bprop" --launch-skip 3 --launch-count 1 \
         "${sources[@]}" -o "$reports/cudnn-$name" python3 sdpa_peer.py --shape "$shape" \
-        --causal 0 --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-opcodes.log"
+        --causal $ncuCausal --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-opcodes.log"
       for report in tlc-$name cudnn-$name; do
         ncu -i "$reports/$report.ncu-rep" --page raw --print-metric-instances details \
           --metrics sass__inst_executed_per_opcode > "$reports/opcodes-$report.txt" \
@@ -550,12 +559,14 @@ lts__average_t_sector_hit_rate_realtime.pct \
     rm -rf "$reports" ;;
   ncu-fwd)
     for shape in ${NCU_FWD_SHAPES:-4,16,4096,128 4,32,4096,64 8,32,256,64}; do
-      echo "--- tlc flash_fwd $shape" | tee -a "$out/ncu-fwd.log"
+      echo "--- tlc flash_fwd $shape causal=$ncuCausal" | tee -a "$out/ncu-fwd.log"
       timeout 150 ncu --clock-control none --kernel-id "::regex:^flash_fwd\$:1" \
-        "${ncuSections[@]}" ./bin/tl-bench-gpu "$shape" 2>&1 | grep -v '^{' | tee -a "$out/ncu-fwd.log"
-      echo "--- cuDNN forward $shape" | tee -a "$out/ncu-fwd.log"
+        "${ncuSections[@]}" ./bin/tl-bench-gpu --causal=$ncuCausal "$shape" 2>&1 | grep -v '^{' |
+        tee -a "$out/ncu-fwd.log"
+      echo "--- cuDNN forward $shape causal=$ncuCausal" | tee -a "$out/ncu-fwd.log"
       timeout 150 ncu --clock-control none -k "regex:fprop|fwd" --launch-skip 3 --launch-count 1 \
-        "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" --causal 0 --peer sdpa-cudnn \
+        "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" --causal $ncuCausal \
+        --peer sdpa-cudnn \
         2>&1 | grep -v '^{' | tee -a "$out/ncu-fwd.log"
     done ;;
   sanitize-tuned)
