@@ -5,7 +5,11 @@
 # Parts, each logging under $OUT (or ./gpu-out without one; a sanitizer's output,
 # up to 4 MB, goes beside its summary, in X.full.log for X.log):
 #   tests     the SASS check (tests/sass_check.sh) and every GPU test
-#             (tl-gpu-tests, the 200-shape sweep included) -> sass.log, tests.log
+#             (tl-gpu-tests, the 200-shape sweep included), in TEST_JOBS processes
+#             at once (default 6; run_tests_parallel.py deals the cases by the
+#             durations in test-durations.log, which carry.sh gathers from
+#             results/raw/) -> sass.log, tests.log (the runner's summary), tests.tgz
+#             (each job's cases and log)
 #   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and
 #             [runtime] tests; memcheck and racecheck on 4 sweep shapes
 #             (seq_len <= 100)
@@ -237,15 +241,19 @@ alternating() {
 # and synccheck, each one's summary appended to LOG and its whole output (the
 # first 4 MB) to LOG's .full.log beside it.
 sanitized() {
-  local log=$1 filter=$2 whole
-  whole=$(mktemp)
+  local log=$1 filter=$2 whole tool
+  whole=$(mktemp -d)
+  # The three tools at once (each its own process on the one GPU), logged in this order.
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$filter" > "$whole/$tool" 2>&1 &
+  done
+  wait
   for tool in memcheck racecheck synccheck; do
     echo "--- $tool" | tee -a "$log"
-    compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$filter" > "$whole" 2>&1
-    tail -4 "$whole" | tee -a "$log"
-    { echo "--- $tool: $filter"; head -c 4000000 "$whole"; } >> "${log%.log}.full.log"
+    tail -4 "$whole/$tool" | tee -a "$log"
+    { echo "--- $tool: $filter"; head -c 4000000 "$whole/$tool"; } >> "${log%.log}.full.log"
   done
-  rm -f "$whole"
+  rm -rf "$whole"
 }
 
 # variableTrial VARIABLE NAME [SHAPE...]: a code-generation variable that is
@@ -574,7 +582,10 @@ lts__average_t_sector_hit_rate_realtime.pct \
 FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;
   tests)
     bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"
-    ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log" | tail -4 ;;
+    # The machine returns 8 files: the jobs' files go back in one archive.
+    python3 run_tests_parallel.py --jobs "${TEST_JOBS:-6}" --timings test-durations.log \
+      --out "$out/tests" ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log"
+    tar czf "$out/tests.tgz" -C "$out/tests" . && rm -rf "$out/tests" ;;
   sanitize)
     sanitized "$out/sanitize.log" "[ops],[small],[runtime]"
     for tool in memcheck racecheck; do # awkward shapes (S = 1, primes, block +- 1)
