@@ -20,6 +20,10 @@ std::unique_ptr<Kernel> compile(const dsl::Program &program, Backend backend) {
 }
 } // namespace
 
+bool takesDqFirst(const AttentionConfig &config, int seqLen) {
+  return config.bwdWgmma && seqLen >= 1024;
+}
+
 AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string &arch) {
   // Chosen by measurement on the H200: on sm_90a, tl::autotune's choices
   // (tl-bench-gpu --autotune over the forward's and the backward's spaces of
@@ -209,7 +213,7 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // --bwd-dq-first=0|1, best of two alternating,
     // results/2026-12-05-session35.md). Below S = 1024 neither timed nor run
     // by the GPU tests (session 36 had no machine for it).
-    c.bwdDqFirst = c.bwdWgmma && seqLen >= 1024;
+    c.bwdDqFirst = takesDqFirst(c, seqLen);
     // Not bwdPWhileDp (P while dP runs) nor bwdPRegisters: ptxas spills less
     // with the first at D = 64 causal and D = 128 non-causal
     // (results/2026-12-04-session31-ptxas.md), but on the H200 the main

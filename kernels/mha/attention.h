@@ -93,6 +93,11 @@ bool supportedHeadDim(int dim);
 AttentionConfig tunedConfig(int dim, bool causal, int seqLen = 0,
                             const std::string &arch = "sm_90a");
 
+/// Whether `config`'s backward issues its dQ gemm first at length `seqLen`
+/// (AttentionConfig::bwdDqFirst), as tunedConfig decides: on wgmma from S = 1024, where it was
+/// timed and the GPU tests run it. tl-bench-gpu's backward candidates follow it too.
+bool takesDqFirst(const AttentionConfig &config, int seqLen);
+
 /// Whether `config`'s backward, at head dim `dim` and length `seqLen`, can
 /// hand dQ to its producer warpgroup as a tile: the producer runs (the
 /// staged program on wgmma, bwdProducer, dQ not converted in the kernel, lse

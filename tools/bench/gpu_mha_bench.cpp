@@ -393,8 +393,12 @@ void run(const Shape &s, bool causal) {
     c.fwdStageO = f.fwdStageO, c.fwdOverlap = f.fwdOverlap, c.fwdPingpong = f.fwdPingpong;
   }
   if (autotuneBackward) {
+    // Each candidate takes dQ first where tunedConfig would (on wgmma from S = 1024).
+    std::vector<mha::AttentionConfig> space = backwardSpace(s.D);
+    for (mha::AttentionConfig &x : space)
+      x.bwdDqFirst = mha::takesDqFirst(x, s.S);
     mha::AttentionConfig b = tuned(
-        "bwd", s, causal, backwardSpace(s.D),
+        "bwd", s, causal, space,
         [&](const mha::AttentionConfig &x) {
           return mha::backwardKernel(s.B, s.H, s.S, s.D, causal, x, dt);
         },
@@ -403,7 +407,7 @@ void run(const Shape &s, bool causal) {
     c.bwdStages = b.bwdStages, c.bwdStaged = b.bwdStaged, c.bwdWgmma = b.bwdWgmma;
     c.bwdProducer = b.bwdProducer, c.bwdDqTile = b.bwdDqTile, c.bwdKeysFastest = b.bwdKeysFastest;
     c.bwdPWhileDp = b.bwdPWhileDp, c.bwdPRegisters = b.bwdPRegisters;
-    c.bwdDqFirst = b.bwdDqFirst; // (no candidate has it yet: the one timed, not tunedConfig's)
+    c.bwdDqFirst = b.bwdDqFirst;
   }
   // --deterministic after --autotune (its candidates are not): the consumers'
   // dQ tiles dropped unless --dq-tile=1 (below). --bwd keeps the reference's
