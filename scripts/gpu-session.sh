@@ -199,6 +199,12 @@
 #   ncu-fwd   the same on the forward's kernel and cuDNN's (the fourth whose name
 #             has fprop or fwd) at NCU_FWD_SHAPES (default 4,16,4096,128
 #             4,32,4096,64 8,32,256,64)                         -> ncu-fwd.log
+#   ncu-l2-state  the forward's kernel and cuDNN's under ncu as the queued timing
+#             runs them, after the L2 flush's memset (--cache-control none: the L2
+#             full of the flush's dirty lines; our 40th launch, cuDNN's 4th), and
+#             with ncu's own flush (--cache-control all), at NCU_L2_SHAPES (default
+#             8,32,256,64): whether the queued time's part outside ncu's clean-L2
+#             duration is the kernel's or the launch's (session 37) -> ncu-l2-state.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -576,6 +582,21 @@ lts__average_t_sector_hit_rate_realtime.pct \
         "${ncuSections[@]}" python3 sdpa_peer.py --shape "$shape" --causal $ncuCausal \
         --peer sdpa-cudnn \
         2>&1 | grep -v '^{' | tee -a "$out/ncu-fwd.log"
+    done ;;
+  ncu-l2-state)
+    l2=(--metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,\
+lts__t_sector_hit_rate.pct)
+    for shape in ${NCU_L2_SHAPES:-8,32,256,64}; do
+      for control in none all; do
+        echo "--- tlc flash_fwd $shape cache-control=$control" | tee -a "$out/ncu-l2-state.log"
+        timeout 100 ncu --clock-control none --cache-control $control \
+          --kernel-id "::regex:^flash_fwd\$:40" "${l2[@]}" ./bin/tl-bench-gpu --causal=0 "$shape" \
+          2>&1 | grep -v '^{' | tee -a "$out/ncu-l2-state.log"
+        echo "--- cuDNN forward $shape cache-control=$control" | tee -a "$out/ncu-l2-state.log"
+        timeout 100 ncu --clock-control none --cache-control $control -k "regex:fprop|fwd" \
+          --launch-skip 3 --launch-count 1 "${l2[@]}" python3 sdpa_peer.py --shape "$shape" \
+          --causal 0 --peer sdpa-cudnn 2>&1 | grep -v '^{' | tee -a "$out/ncu-l2-state.log"
+      done
     done ;;
   sanitize-tuned)
     sanitized "$out/sanitize-tuned.log" "MHA in the tuned configurations*,MHA forward in \
