@@ -8,8 +8,9 @@
 #             (tl-gpu-tests, the 200-shape sweep included), in TEST_JOBS processes
 #             at once (default 6; run_tests_parallel.py deals the cases by the
 #             durations in test-durations.log, which carry.sh gathers from
-#             results/raw/) -> sass.log, tests.log (the runner's summary), tests.tgz
-#             (each job's cases and log)
+#             results/raw/; the jobs stop after TEST_TIMEOUT_S, default 480, and the
+#             summary names what they left) -> sass.log, tests.log (the runner's
+#             summary), tests.tgz (each job's cases and log)
 #   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and
 #             [runtime] tests; memcheck and racecheck on 4 sweep shapes
 #             (seq_len <= 100)
@@ -199,12 +200,14 @@
 #   ncu-fwd   the same on the forward's kernel and cuDNN's (the fourth whose name
 #             has fprop or fwd) at NCU_FWD_SHAPES (default 4,16,4096,128
 #             4,32,4096,64 8,32,256,64)                         -> ncu-fwd.log
-#   ncu-l2-state  the forward's kernel and cuDNN's under ncu as the queued timing
-#             runs them, after the L2 flush's memset (--cache-control none: the L2
-#             full of the flush's dirty lines; our 40th launch, cuDNN's 4th), and
-#             with ncu's own flush (--cache-control all), at NCU_L2_SHAPES (default
-#             8,32,256,64): whether the queued time's part outside ncu's clean-L2
-#             duration is the kernel's or the launch's (session 37) -> ncu-l2-state.log
+#   ncu-l2-state  the forward's kernel and cuDNN's under ncu as the queued timings
+#             run them, after their L2 flush (--cache-control none: the L2 full of
+#             the flush's dirty lines; our 40th launch, after a cuMemsetD8Async, cuDNN's
+#             4th, after do_bench's zero_), and after ncu's own flush (--cache-control
+#             all), at NCU_L2_SHAPES (default 8,32,256,64), application replay (every
+#             pass a run of its own, so no pass sees another's L2): whether the queued
+#             time's part outside ncu's clean-L2 duration is the kernel's or the
+#             launch's (written in session 37, not yet run)      -> ncu-l2-state.log
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -248,14 +251,16 @@ alternating() {
 # first 4 MB) to LOG's .full.log beside it.
 sanitized() {
   local log=$1 filter=$2 whole tool
+  local -A pids
   whole=$(mktemp -d)
   # The three tools at once (each its own process on the one GPU), logged in this order.
   for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool ./bin/tl-gpu-tests "$filter" > "$whole/$tool" 2>&1 &
+    pids[$tool]=$!
   done
-  wait
   for tool in memcheck racecheck synccheck; do
-    echo "--- $tool" | tee -a "$log"
+    wait "${pids[$tool]}"
+    echo "--- $tool (exit $?)" | tee -a "$log"
     tail -4 "$whole/$tool" | tee -a "$log"
     { echo "--- $tool: $filter"; head -c 4000000 "$whole/$tool"; } >> "${log%.log}.full.log"
   done
@@ -293,6 +298,7 @@ variableTrial() {
 # with NCU_CAUSAL=1 the causal ones (tl-bench-gpu --causal=1 runs that mask alone, so that its
 # kernel's first launch is the causal one; sdpa_peer.py --causal 1).
 ncuCausal=${NCU_CAUSAL:-0}
+[[ $ncuCausal == [01] ]] || { echo "NCU_CAUSAL wants 0 or 1, not $ncuCausal"; exit 2; }
 # What ncu-fwd and ncu-bwd measure: speed of light, occupancy, launch
 # statistics, warp states, memory, L2 reductions and atomics, instructions.
 ncuSections=(--section SpeedOfLight --section Occupancy --section LaunchStats
@@ -584,8 +590,12 @@ lts__average_t_sector_hit_rate_realtime.pct \
         2>&1 | grep -v '^{' | tee -a "$out/ncu-fwd.log"
     done ;;
   ncu-l2-state)
-    l2=(--metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,\
-lts__t_sector_hit_rate.pct)
+    l2=(--replay-mode application --metrics gpu__time_duration.sum,dram__bytes_read.sum,\
+dram__bytes_write.sum,lts__t_sector_hit_rate.pct)
+    # tl-bench-gpu's flash_fwd launches: 25 timed one at a time (GPUKernel::benchmark, 5 + 20),
+    # then timeQueuedColdL2's 5 unflushed warm-ups and 5 flushed estimates, then the flushed
+    # repeats (QueuedTiming.cpp): the 40th is the 5th repeat. do_bench: one call, then 5
+    # estimates each after its zero_: --launch-skip 3 is the third.
     for shape in ${NCU_L2_SHAPES:-8,32,256,64}; do
       for control in none all; do
         echo "--- tlc flash_fwd $shape cache-control=$control" | tee -a "$out/ncu-l2-state.log"
@@ -605,7 +615,8 @@ FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;
     bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"
     # The machine returns 8 files: the jobs' files go back in one archive.
     python3 run_tests_parallel.py --jobs "${TEST_JOBS:-6}" --timings test-durations.log \
-      --out "$out/tests" ./bin/tl-gpu-tests 2>&1 | tee "$out/tests.log"
+      --timeout "${TEST_TIMEOUT_S:-480}" --out "$out/tests" ./bin/tl-gpu-tests 2>&1 |
+      tee "$out/tests.log"
     tar czf "$out/tests.tgz" -C "$out/tests" . && rm -rf "$out/tests" ;;
   sanitize)
     sanitized "$out/sanitize.log" "[ops],[small],[runtime]"

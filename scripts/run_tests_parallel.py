@@ -3,51 +3,80 @@
 where one device call has minutes and tl-gpu-tests spends most of its time compiling kernels
 one after another (the JIT cache's writes are atomic, so the processes share it).
 
-  run_tests_parallel.py [--jobs N] [--timings LOG ...] [--timeout S] [--wrap COMMAND]
+  run_tests_parallel.py [--jobs N] [--timings LOG]... [--timeout S] [--wrap COMMAND]
                         --out DIR BINARY [FILTER]
 
 It lists BINARY's test cases (those FILTER selects, Catch2's syntax), deals them to N jobs,
 the longest first to the job with the least so far (longest-processing-time order) by the
-durations in earlier logs (`-d yes` lines, "12.3 s: name"; a case no log names counts as the
-median of those that do), and runs each job as `[COMMAND] BINARY -d yes -f DIR/job-I.txt`
-with its output in DIR/job-I.log. A job past --timeout seconds is stopped. It prints, and
-writes to DIR/summary.txt, each job's result and every test case that did not finish, and
-exits 0 only if every job passed. The processes share the GPU, so the durations are for
-planning, not for timing kernels. Exit 77 (the binary's "no GPU") is passed on as a skip.
+durations in earlier logs (`-d yes` lines, "12.3 s: name", of cases that completed; a case no
+log times counts as the median of those that are), and runs each job as
+`[COMMAND] BINARY -d yes -f DIR/job-I.txt` with its output in DIR/job-I.log. After --timeout
+seconds (0: no limit) the jobs still running are stopped, as they are when the runner itself
+gets SIGTERM or SIGINT. It prints, and writes to DIR/summary.txt, each job's result and every
+test case that did not complete (never reached, or cut short by a signal or a crash), and exits
+0 only if every job exited 0 and every case completed. The processes share the GPU: the
+durations are for planning, not for timing kernels. A binary that says "SKIPPED:" when asked
+for its list (tl-gpu-tests without a GPU) makes the runner exit 77, a skip for ctest.
 """
 import argparse
 import os
 import re
+import shlex
+import signal
 import statistics
 import subprocess
 import sys
 import time
 
 DURATION = re.compile(r"^([0-9]+\.[0-9]+) s: (.+)$")
+FATAL = "due to a fatal error condition"  # Catch2's line for a case a signal cut short
 SPECIAL = re.compile(r'([\\,\[\]*~"])')  # characters of Catch2's test-spec syntax
+
+
+class Stopped(Exception):
+    """SIGTERM or SIGINT reached the runner."""
+
+
+def on_signal(number, frame):
+    raise Stopped(signal.Signals(number).name)
 
 
 def listed(binary, test_filter):
     command = [binary, "--list-test-names-only"] + ([test_filter] if test_filter else [])
-    run = subprocess.run(command, capture_output=True, text=True)
-    if run.returncode == 77:
-        print(run.stdout.strip() or "skipped", flush=True)
+    try:
+        run = subprocess.run(command, capture_output=True, text=True)
+    except OSError as error:
+        sys.exit(f"{binary}: {error}")
+    if run.stdout.startswith("SKIPPED:"):
+        print(run.stdout.strip(), flush=True)
         sys.exit(77)
-    if run.returncode < 0 or (run.returncode > 0 and not run.stdout.strip()):
+    # Catch2 exits with the number of cases it listed (mod 256), the names one a line.
+    names = [line for line in run.stdout.splitlines() if line.strip()]
+    if run.returncode != len(names) % 256:
         sys.exit(f"{binary} --list-test-names-only failed ({run.returncode}): {run.stderr}")
-    # Catch2 exits with the number of cases listed; the names are the non-empty lines.
-    return [line for line in run.stdout.splitlines() if line.strip()]
+    return names
+
+
+def timed_cases(log):
+    """(name, seconds, completed) for each case the log times, in order: Catch2 times a case
+    a signal cut short too, after a line saying so."""
+    cases, cut = [], False
+    with open(log, errors="replace") as text:
+        for line in text:
+            cut = cut or FATAL in line
+            match = DURATION.match(line.rstrip("\n"))
+            if match:
+                cases.append((match[2], float(match[1]), not cut))
+                cut = False
+    return cases
 
 
 def durations(logs):
     seconds = {}
     for log in logs:
-        with open(log, errors="replace") as text:
-            for line in text:
-                match = DURATION.match(line.rstrip("\n"))
-                if match:
-                    name = match[2]
-                    seconds[name] = max(seconds.get(name, 0.0), float(match[1]))
+        for name, took, completed in timed_cases(log):
+            if completed:
+                seconds[name] = max(seconds.get(name, 0.0), took)
     return seconds
 
 
@@ -64,14 +93,6 @@ def deal(names, seconds, jobs):
     return loads
 
 
-def finished(log, interrupted):
-    """The cases the log gives a duration; of a job stopped midway, Catch2 also times the
-    case the signal cut short (its last), which did not finish."""
-    with open(log, errors="replace") as text:
-        timed = [m[2] for m in (DURATION.match(line.rstrip("\n")) for line in text) if m]
-    return set(timed[:-1] if interrupted else timed)
-
-
 def outcome(log):
     with open(log, errors="replace") as text:
         lines = [line.strip() for line in text]
@@ -81,11 +102,24 @@ def outcome(log):
     return "(no Catch2 summary)"
 
 
+def stop(process):
+    """Stops a job and what it started (a sanitizer's target): SIGTERM, then SIGKILL."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=4)
-    parser.add_argument("--timings", nargs="*", default=[], help="earlier `-d yes` logs")
-    parser.add_argument("--timeout", type=float, default=0, help="seconds a job may run")
+    parser.add_argument("--timings", action="append", default=[],
+                        help="an earlier `-d yes` log (repeat for more)")
+    parser.add_argument("--timeout", type=float, default=0, help="seconds (0: no limit)")
     parser.add_argument("--wrap", default="", help="a command to run each job under")
     parser.add_argument("--out", required=True)
     parser.add_argument("binary")
@@ -93,47 +127,60 @@ def main():
     args = parser.parse_args()
     if args.jobs < 1:
         parser.error("--jobs wants 1 or more")
+    if args.timeout < 0:
+        parser.error("--timeout wants 0 (no limit) or more seconds")
+    for log in args.timings:
+        if not os.path.isfile(log):
+            parser.error(f"--timings {log}: no such file")
 
     names = listed(args.binary, args.filter)
     if not names:
         sys.exit(f"{args.binary}: no test case matches {args.filter!r}")
+    if any(name.startswith("#") for name in names):  # -f would read it as a comment
+        sys.exit(f"{args.binary}: a test case's name starts with '#': -f cannot name it")
     os.makedirs(args.out, exist_ok=True)
     plan = deal(names, durations(args.timings), args.jobs)
-    started, processes = time.monotonic(), []
-    for index, (planned, cases) in enumerate(plan):
-        spec = os.path.join(args.out, f"job-{index}.txt")
-        with open(spec, "w") as out:
-            out.writelines(SPECIAL.sub(r"\\\1", name) + "\n" for name in cases)
-        log = os.path.join(args.out, f"job-{index}.log")
-        command = args.wrap.split() + [args.binary, "-d", "yes", "-f", spec]
-        with open(log, "w") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
-        processes.append((index, planned, cases, log, process))
-
-    lines, failed = [], False
-    for index, planned, cases, log, process in processes:
-        left, interrupted = None, False
-        if args.timeout:
-            left = max(0.0, args.timeout - (time.monotonic() - started))
-        try:
-            code = process.wait(timeout=left)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 15)  # the job and what it started (a sanitizer's target)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    started, jobs, stopped = time.monotonic(), [], ""
+    try:
+        for index, (planned, cases) in enumerate(plan):
+            spec = os.path.join(args.out, f"job-{index}.txt")
+            with open(spec, "w") as out:
+                out.writelines(SPECIAL.sub(r"\\\1", name) + "\n" for name in cases)
+            log = os.path.join(args.out, f"job-{index}.log")
+            command = shlex.split(args.wrap) + [args.binary, "-d", "yes", "-f", spec]
+            with open(log, "w") as out:
+                process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                           start_new_session=True)
+            jobs.append((index, planned, cases, log, process))
+        for *_, process in jobs:
+            left = None
+            if args.timeout:
+                left = max(0.0, args.timeout - (time.monotonic() - started))
             try:
-                code = process.wait(timeout=10)
+                process.wait(timeout=left)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, 9)
-                code = process.wait()
-            code, interrupted = f"stopped after {args.timeout:.0f} s ({code})", True
-        interrupted = interrupted or (isinstance(code, int) and code < 0)  # killed by a signal
-        done = finished(log, interrupted)
-        unfinished = [name for name in cases if name not in done]
-        failed = failed or code != 0 or bool(unfinished)
-        lines.append(f"job {index}: {len(cases)} cases, planned {planned:.0f} s, exit {code}: "
-                     f"{outcome(log)}")
-        lines += [f"  not finished: {name}" for name in unfinished]
-    lines.append(f"{len(names)} cases in {len(processes)} jobs, "
+                stopped = f"the jobs still running stopped after {args.timeout:.0f} s"
+                break
+    except Stopped as signal_name:
+        stopped = f"the runner got {signal_name}: the jobs still running stopped"
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for *_, process in jobs:
+        stop(process)
+
+    lines, failed = [], bool(stopped) or len(jobs) < len(plan)
+    for index, planned, cases, log, process in jobs:
+        completed = {name for name, _, done in timed_cases(log) if done}
+        unfinished = [name for name in cases if name not in completed]
+        failed = failed or process.returncode != 0 or bool(unfinished)
+        lines.append(f"job {index}: {len(cases)} cases, planned {planned:.0f} s, "
+                     f"exit {process.returncode}: {outcome(log)}")
+        lines += [f"  not completed: {name}" for name in unfinished]
+    if stopped:
+        lines.append(stopped)
+    lines.append(f"{len(names)} cases in {len(plan)} jobs, "
                  f"{time.monotonic() - started:.0f} s: {'FAILED' if failed else 'passed'}")
     with open(os.path.join(args.out, "summary.txt"), "w") as out:
         out.write("\n".join(lines) + "\n")
