@@ -43,8 +43,10 @@ strip -o "$root/.carry/bin/run_header" "$build/header/run_header"
 cp "$root/tools/bench/accuracy_peer.py" "$root/tools/bench/copy_peer.py" "$root/tests/sass_check.sh" \
   "$root/scripts/run_tests_parallel.py" "$root/.carry/"
 # The GPU tests' durations in earlier calls' logs, by which run_tests_parallel.py deals them
-# to its jobs (gpu-session.sh tests).
-grep -hE '^[0-9]+\.[0-9]+ s: ' "$root"/results/raw/*.log > "$root/.carry/test-durations.log" || true
+# to its jobs (gpu-session.sh tests); with Catch2's line for a case a signal cut short, whose
+# duration the runner leaves out.
+grep -hE '^[0-9]+\.[0-9]+ s: |due to a fatal error condition' "$root"/results/raw/*.log \
+  > "$root/.carry/test-durations.log" || true
 for peer in sdpa_peer.py gemm_peer.py; do
   if [[ -f "$root/../shared/bench/$peer" ]]; then
     cp "$root/../shared/bench/$peer" "$root/.carry/"
