@@ -7,7 +7,8 @@
 // write is poisoned (NaN) beforehand; O, lse, dQ, dK and dV are checked against an fp32 reference:
 // relative Frobenius error <= 1e-2 and the reference test's allclose (rtol = atol = 1e-2; bf16,
 // whose outputs round 8 times coarser: 2e-2 and 2e-2). On the
-// GPU it draws 200 shapes up to seq_len 5000; on the CPU backend (CI) 30 small ones.
+// GPU it draws 200 shapes up to seq_len 5000; on the CPU backend (CI) 30 small ones. Two test
+// cases run the draw's two halves.
 //
 // TLC_SWEEP_SEED, TLC_SWEEP_COUNT and TLC_SWEEP_MAX_SEQ override the seed,
 // the count and the longest seq_len (under compute-sanitizer, say); a
@@ -111,19 +112,21 @@ mha::AttentionConfig configOf(const SweepShape &s) {
              : c;
 }
 
-} // namespace
-
-TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both configurations",
-          "[mha][sweep]") {
+/// One half of the seed's draw of shapes: two test cases of one draw, so that a runner of
+/// test cases in parallel (scripts/run_tests_parallel.py) can give each half a process.
+void sweep(bool secondHalf) {
   bool gpu = tl::testing::backend() == mha::Backend::gpu;
   SweepBounds bounds = gpu ? SweepBounds{200, 4, 8, 5000} : SweepBounds{30, 2, 3, 300};
   bounds.count = environmentInt("TLC_SWEEP_COUNT", bounds.count);
   bounds.maxSeq = std::max(1, environmentInt("TLC_SWEEP_MAX_SEQ", bounds.maxSeq));
   auto seed = static_cast<std::uint32_t>(environmentInt("TLC_SWEEP_SEED", 20261201));
   std::vector<SweepShape> shapes = drawShapes(seed, bounds);
+  const std::size_t first = secondHalf ? shapes.size() / 2 : 0;
+  const std::size_t last = secondHalf ? shapes.size() : shapes.size() / 2;
 
   std::vector<std::function<tl::dsl::Program()>> makers;
-  for (const SweepShape &s : shapes) {
+  for (std::size_t n = first; n < last; ++n) {
+    const SweepShape &s = shapes[n];
     mha::AttentionConfig c = configOf(s);
     makers.push_back(
         [=] { return mha::forwardKernel(s.batch, s.heads, s.seq, s.dim, s.causal, c, s.dtype); });
@@ -140,7 +143,7 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
   tl::testing::precompile(makers);
 
   int failures = 0;
-  for (std::size_t n = 0; n < shapes.size(); ++n) {
+  for (std::size_t n = first; n < last; ++n) {
     const SweepShape &s = shapes[n];
     char label[176];
     std::snprintf(label, sizeof label,
@@ -181,6 +184,21 @@ TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both confi
     std::fflush(stdout);
     failures += ok ? 0 : 1;
   }
-  std::printf("sweep seed %u: %zu shapes, %d failed\n", seed, shapes.size(), failures);
+  std::printf("sweep seed %u shapes %zu-%zu of %zu: %d failed\n", seed, first + 1, last,
+              shapes.size(), failures);
   CHECK(failures == 0);
+}
+
+} // namespace
+
+TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both configurations "
+          "(first half of the draw)",
+          "[mha][sweep]") {
+  sweep(false);
+}
+
+TEST_CASE("MHA random shape sweep: any seq_len, head dims 64/128/256, both configurations "
+          "(second half of the draw)",
+          "[mha][sweep]") {
+  sweep(true);
 }

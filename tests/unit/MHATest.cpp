@@ -162,32 +162,53 @@ TEST_CASE("MHA backward with the grid's key blocks fastest (FlashAttention-2's o
     }
 }
 
-TEST_CASE("MHA backward in FlashAttention-3's order (P while dP runs, P in registers, dQ first)",
+namespace {
+
+/// The staged wgmma backward's loop orders: P^T computed while dP^T runs
+/// (bwdPWhileDp: S^T waited for alone, dS^T after dP^T), and P^T kept in
+/// registers for the dV gemm (bwdPRegisters; with the other, that gemm runs
+/// while dS^T is computed); the four of them, then the dQ gemm first and
+/// waited for alone (bwdDqFirst) with neither, with P in registers alone
+/// and with both (its wait then leaves two gemms in flight, or one; dV's
+/// gemm issued before dS^T or with it). On tunedConfig's backward from
+/// S = 1024 (the producer warpgroup included where it has one), ragged,
+/// outputs poisoned; deterministic. One test case a head dim, so that a runner
+/// of test cases in parallel (scripts/run_tests_parallel.py) can spread them.
+void checkFlashAttention3Orders(int dim) {
+  for (bool causal : {false, true})
+    for (int order : {0, 1, 2, 3, 4, 6, 7}) {
+      mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, tl::testing::tunedArch());
+      REQUIRE(config.bwdStaged);
+      config.bwdPWhileDp = order & 1, config.bwdPRegisters = order & 2;
+      config.bwdDqFirst = order & 4;
+      INFO("D=" << dim << " causal=" << causal << " while=" << config.bwdPWhileDp
+                << " registers=" << config.bwdPRegisters << " dq-first=" << config.bwdDqFirst);
+      checkMHA(1, 2, 200, dim, causal, config, mha::Outputs::poisoned);
+      checkMHA(2, 1, 131, dim, causal, config);
+      mha::AttentionConfig deterministic = config;
+      deterministic.deterministic = true;
+      checkMHA(1, 2, 200, dim, causal, deterministic, mha::Outputs::poisoned);
+    }
+}
+
+} // namespace
+
+TEST_CASE("MHA backward in FlashAttention-3's order (P while dP runs, P in registers, dQ first)"
+          ", D = 64",
           "[mha][small]") {
-  // The staged wgmma backward's loop orders: P^T computed while dP^T runs
-  // (bwdPWhileDp: S^T waited for alone, dS^T after dP^T), and P^T kept in
-  // registers for the dV gemm (bwdPRegisters; with the other, that gemm runs
-  // while dS^T is computed); the four of them, then the dQ gemm first and
-  // waited for alone (bwdDqFirst) with neither, with P in registers alone
-  // and with both (its wait then leaves two gemms in flight, or one; dV's
-  // gemm issued before dS^T or with it). On tunedConfig's backward from
-  // S = 1024 (the producer warpgroup included where it has one), ragged,
-  // outputs poisoned; deterministic.
-  for (int dim : {64, 128, 256})
-    for (bool causal : {false, true})
-      for (int order : {0, 1, 2, 3, 4, 6, 7}) {
-        mha::AttentionConfig config = mha::tunedConfig(dim, causal, 1024, tl::testing::tunedArch());
-        REQUIRE(config.bwdStaged);
-        config.bwdPWhileDp = order & 1, config.bwdPRegisters = order & 2;
-        config.bwdDqFirst = order & 4;
-        INFO("D=" << dim << " causal=" << causal << " while=" << config.bwdPWhileDp
-                  << " registers=" << config.bwdPRegisters << " dq-first=" << config.bwdDqFirst);
-        checkMHA(1, 2, 200, dim, causal, config, mha::Outputs::poisoned);
-        checkMHA(2, 1, 131, dim, causal, config);
-        mha::AttentionConfig deterministic = config;
-        deterministic.deterministic = true;
-        checkMHA(1, 2, 200, dim, causal, deterministic, mha::Outputs::poisoned);
-      }
+  checkFlashAttention3Orders(64);
+}
+
+TEST_CASE("MHA backward in FlashAttention-3's order (P while dP runs, P in registers, dQ first)"
+          ", D = 128",
+          "[mha][small]") {
+  checkFlashAttention3Orders(128);
+}
+
+TEST_CASE("MHA backward in FlashAttention-3's order (P while dP runs, P in registers, dQ first)"
+          ", D = 256",
+          "[mha][small]") {
+  checkFlashAttention3Orders(256);
 }
 
 TEST_CASE("MHA backward with its dQ gemm first in the long configurations (bwdDqFirst)",
