@@ -89,7 +89,8 @@ struct GPUCompileOptions {
   /// runtime's compiles, `tlc --no-stmatrix`). On since session 36: with
   /// lowWordDescriptors the staged backward took 5-6% less time at D = 128
   /// non-causal and D = 256, the same at D = 128 causal, 2-5% more at D = 64
-  /// causal (H100, results/2026-12-05-session35.md).
+  /// causal (H100, results/2026-12-05-session35.md), whose main kernel ncu
+  /// finds level with and without it (results/2026-12-05-session37.md).
   bool stmatrix = true;
   /// The wgmma path's descriptors: each step adds 32 bits to the low word
   /// (the start address) where a 64-bit add costs ptxas an add with carry and
