@@ -10,7 +10,7 @@
 #             durations in test-durations.log, which carry.sh gathers from
 #             results/raw/; the jobs stop after TEST_TIMEOUT_S, default 480, and the
 #             summary names what they left) -> sass.log, tests.log (the runner's
-#             summary), tests.tgz (each job's cases and log)
+#             summary), tests.tgz (each job's cases and log, the SASS files)
 #   sanitize  memcheck, racecheck and synccheck on the [ops], [small] and
 #             [runtime] tests; memcheck and racecheck on 4 sweep shapes
 #             (seq_len <= 100)
@@ -185,10 +185,12 @@
 #   ncu-stalls  Nsight Compute's stall reasons per issued instruction, the share
 #             of cycles issuing, the scheduler statistics (warps, eligible warps) and
 #             the tensor pipe's busy share (the gmma pipe where ncu has it) on the
-#             backward's main kernel (one pass and P while dP) and cuDNN's, and on
-#             the forward's kernel and cuDNN's, at NCU_STALL_SHAPES (default
-#             4,16,4096,128 4,16,4096,256 4,32,4096,64; non-causal): what issues
-#             our warps' instructions more slowly than cuDNN's (session 32)
+#             backward's main kernel and cuDNN's, and on the forward's kernel and
+#             cuDNN's, at NCU_STALL_SHAPES (default 4,16,4096,128 4,16,4096,256
+#             4,32,4096,64; non-causal unless NCU_CAUSAL=1): what issues our warps'
+#             instructions more slowly than cuDNN's (session 32). NCU_STALL_VARIANTS
+#             ("KERNEL[ FLAGS];...", default "flash_bwd;flash_fwd") names our runs,
+#             e.g. "flash_bwd;flash_bwd --bwd-p-while-dp=1"
 #                                                 -> ncu-stalls.log, metrics.txt
 #   ncu-opcodes  executed instructions per SASS opcode and stall samples per SASS
 #             line (SourceCounters) of the backward's main kernel and cuDNN's, at
@@ -538,7 +540,8 @@ lts__average_t_sector_hit_rate_realtime.pct \
     stalls=(--section SchedulerStats
       --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,$metrics")
     for shape in ${NCU_STALL_SHAPES:-4,16,4096,128 4,16,4096,256 4,32,4096,64}; do
-      for variant in "flash_bwd" "flash_bwd --bwd-p-while-dp=1" "flash_fwd"; do
+      IFS=';' read -ra variants <<< "${NCU_STALL_VARIANTS:-flash_bwd;flash_fwd}"
+      for variant in "${variants[@]}"; do
         kernel=${variant%% *} flags=${variant#$kernel}
         echo "--- tlc $kernel$flags $shape causal=$ncuCausal" | tee -a "$out/ncu-stalls.log"
         timeout 100 ncu --clock-control none --kernel-id "::regex:^$kernel\$:1" "${stalls[@]}" \
@@ -612,8 +615,8 @@ dram__bytes_write.sum,lts__t_sector_hit_rate.pct)
     sanitized "$out/sanitize-tuned.log" "MHA in the tuned configurations*,MHA forward in \
 FlashAttention-3*,MHA backward staged with its gemms on wgmma*" ;;
   tests)
-    bash sass_check.sh bin "$out/sass" 2>&1 | tee "$out/sass.log"
-    # The machine returns 8 files: the jobs' files go back in one archive.
+    # The machine returns 8 files: the SASS files and the jobs' go back in one archive.
+    bash sass_check.sh bin "$out/tests/sass" 2>&1 | tee "$out/sass.log"
     python3 run_tests_parallel.py --jobs "${TEST_JOBS:-6}" --timings test-durations.log \
       --timeout "${TEST_TIMEOUT_S:-480}" --out "$out/tests" ./bin/tl-gpu-tests 2>&1 |
       tee "$out/tests.log"
