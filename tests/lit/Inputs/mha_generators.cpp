@@ -36,7 +36,8 @@ TLC_GENERATOR(flash_bwd_staged,
 // a tile at a time (dq_tile: with the producer warpgroup, handed to it) or not,
 // deterministic (dQ summed in turns) or not, P computed while the dP gemm
 // runs or after (p_while_dp) and kept in registers for the dV gemm or not
-// (p_registers; -1: as tunedConfig has them).
+// (p_registers), with a producer warpgroup or not (producer; -1: as tunedConfig
+// has them).
 TLC_GENERATOR(flash_bwd_tuned, ({{"batch", 4},
                                  {"heads", 16},
                                  {"seq_len", 4096},
@@ -46,9 +47,12 @@ TLC_GENERATOR(flash_bwd_tuned, ({{"batch", 4},
                                  {"dq_tile", 0},
                                  {"deterministic", 0},
                                  {"p_while_dp", -1},
-                                 {"p_registers", -1}}))
+                                 {"p_registers", -1},
+                                 {"producer", -1}}))
 (const tl::dsl::GeneratorArgs &a) {
   mha::AttentionConfig config = mha::tunedConfig(a["dim"], a["causal"] != 0, a["seq_len"]);
+  if (a["producer"] >= 0) // -1: tunedConfig's
+    config.bwdProducer = a["producer"] != 0;
   config.bwdDqMmaTiles = a["mma_tile_dq"] != 0;
   config.bwdDqTile = a["dq_tile"] != 0;
   config.deterministic = a["deterministic"] != 0;
