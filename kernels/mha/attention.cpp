@@ -169,9 +169,13 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // lse and Delta by TMA (its consumers take 240 registers): 1-7% less
     // main-kernel time at D=128 and 256 and D=64 non-causal, S = 1024 and
     // 4096 (D=128 causal 1.0% and 2.6%), though it spills 4-44 bytes where it
-    // spilled none; at D=64 causal
-    // 4-7% more (its one masked P/dS loop spills 56 bytes against 40)
-    // (tl-bench-gpu --bwd-producer=1|0, results/2026-12-03-h200-session21.md).
+    // spilled none (tl-bench-gpu --bwd-producer=1|0,
+    // results/2026-12-03-h200-session21.md). At D=64 causal it was 4-7% slower
+    // then (its one masked P/dS loop spilled 56 bytes against 40); with its dQ
+    // tile it now spills 4 bytes and took 3.3%, 6.4% and 8.4% less backward
+    // time at S = 1024, 4096 and 16384 (10% less main kernel under ncu at 4096),
+    // both runs of two (tl-bench-gpu --causal=1 --bwd-producer=1 --dq-tile=1,
+    // H100, results/2026-12-05-session38.md).
     // Below S = 1024 (tl-bench-gpu --autotune at S = 256 and 512, session
     // 28, results/2026-12-04-h200-session28.md) it took 1.7-11.6% less time
     // at D = 128 where it takes the dQ tile (below; without the tile 2.6%
@@ -180,9 +184,8 @@ AttentionConfig tunedConfig(int dim, bool causal, int seqLen, const std::string 
     // staged program with it and the tile 3.4% less than the reference's.
     AttentionConfig withProducer = c;
     withProducer.bwdProducer = c.bwdWgmma;
-    c.bwdProducer =
-        c.bwdWgmma && !(dim == 64 && causal) &&
-        (seqLen >= 1024 || dim == 256 || producerTakesDqTile(withProducer, dim, seqLen));
+    c.bwdProducer = c.bwdWgmma && (seqLen >= 1024 || dim == 256 ||
+                                   producerTakesDqTile(withProducer, dim, seqLen));
     // With the producer, dQ goes a tile at a time: the consumers hand the
     // block's tile to the producer, which reduce-adds it by TMA
     // (tl.producer_reduce). Since its writes stopped spilling (session 22:

@@ -109,7 +109,8 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
   // On sm_90a the backward's producer warpgroup reduce-adds the consumers'
   // dQ tile from S = 1024, and below it where the tile is what made the
   // producer faster: D = 128, and D = 64 not causal from S = 512 (there the
-  // staged program instead of the reference's); not at D = 256 (no room; its
+  // staged program instead of the reference's; causal, the staged one from
+  // S = 1024, with the producer since session 38); not at D = 256 (no room; its
   // producer goes without); not where the kernel keeps its own loads (lse
   // rows TMA cannot load). In turns (deterministic) the
   // producer's tile is faster than element adds, the consumers' slower:
@@ -124,9 +125,9 @@ TEST_CASE("tunedConfig: dQ a tile at a time with the producer; deterministicConf
         CHECK(c.bwdDqTile == (c.bwdProducer && dim != 256 && seq % 4 == 0));
         const bool tileable = seq > 0 && seq % 4 == 0; // 0: a length not known
         const bool stagedShort = dim == 64 && !causal && seq >= 512 && tileable;
-        CHECK(c.bwdDqTile == (tileable && (dim == 128 || (dim == 64 && !causal && seq >= 512))));
-        CHECK(c.bwdProducer ==
-              (c.bwdWgmma && !(dim == 64 && causal) && (seq >= 1024 || dim == 256 || tileable)));
+        CHECK(c.bwdDqTile ==
+              (tileable && (dim == 128 || (dim == 64 && seq >= (causal ? 1024 : 512)))));
+        CHECK(c.bwdProducer == (c.bwdWgmma && (seq >= 1024 || dim == 256 || tileable)));
         // Key blocks fastest in the grid where that was faster.
         CHECK(c.bwdKeysFastest == (seq >= 1024 && (!causal || dim == 256)));
         // The dQ gemm first on wgmma from S = 1024, where it was timed and tested.
