@@ -210,6 +210,15 @@
 #             pass a run of its own, so no pass sees another's L2): whether the queued
 #             time's part outside ncu's clean-L2 duration is the kernel's or the
 #             launch's (written in session 37, not yet run)      -> ncu-l2-state.log
+#   early-hand-back  the deterministic backward with the producer handing its dQ
+#             tile back once read, before its turn passes (TLC_EARLY_TILE_HAND_BACK=1,
+#             session 38, off by default): the in_turn, deterministic and dQ-first
+#             MHA tests with it on the GPU and under memcheck, racecheck and synccheck, then
+#             tl-bench-gpu --deterministic with it =0 and =1 (twice each,
+#             alternating), the default backward once, and the peers
+#             (EARLY_HAND_BACK_SHAPES="B,H,S,D ..." replaces the shapes)
+#                   -> tests-early-hand-back.log, sanitize-early-hand-back.log,
+#                      early-hand-back.jsonl
 #   sanitize-gemm  memcheck, racecheck and synccheck on the GEMM kernel's
 #             transposes/dtypes/ragged-edges test (cp.async), its TMA and
 #             producer-warpgroup test, its use_swizzle test, the RS wgmma
@@ -377,6 +386,23 @@ for part in "$@"; do
     peer sdpa_peer.py "$out/det-short.jsonl" "${args[@]}" ;;
   sanitize-deterministic)
     sanitized "$out/sanitize-deterministic.log" "$deterministicTests" ;;
+  early-hand-back)
+    # The deterministic tests and the dQ-first one (tunedConfig's long backwards in turns).
+    test="$deterministicTests,MHA backward with its dQ gemm first*"
+    TLC_EARLY_TILE_HAND_BACK=1 ./bin/tl-gpu-tests "$test" > "$out/tests-early-hand-back.log" 2>&1
+    tail -4 "$out/tests-early-hand-back.log"
+    (export TLC_EARLY_TILE_HAND_BACK=1 && sanitized "$out/sanitize-early-hand-back.log" "$test")
+    read -ra args <<< "${EARLY_HAND_BACK_SHAPES:-4,16,4096,128 4,32,4096,64 16,16,1024,128 \
+8,32,256,64}"
+    : > "$out/early-hand-back.jsonl"
+    for value in 0 1 0 1; do
+      echo "{\"TLC_EARLY_TILE_HAND_BACK\": $value}" | tee -a "$out/early-hand-back.jsonl"
+      TLC_EARLY_TILE_HAND_BACK=$value ./bin/tl-bench-gpu --deterministic "${args[@]}" 2>&1 |
+        tee -a "$out/early-hand-back.jsonl"
+    done
+    echo '{"default": 1}' | tee -a "$out/early-hand-back.jsonl"
+    ./bin/tl-bench-gpu "${args[@]}" 2>&1 | tee -a "$out/early-hand-back.jsonl"
+    peer sdpa_peer.py "$out/early-hand-back.jsonl" "${args[@]}" ;;
   no-lsr)
     args=(4,32,4096,64 4,16,4096,128 4,16,4096,256 16,32,1024,64 8,32,256,64)
     for variant in default no-lsr default; do

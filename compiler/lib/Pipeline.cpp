@@ -59,6 +59,11 @@ struct GPULoweringOptions : public mlir::PassPipelineOptions<GPULoweringOptions>
       *this, "low-word-descriptors",
       llvm::cl::desc("wgmma descriptors' steps add 32 bits to their low word"),
       llvm::cl::init(false)};
+  Option<bool> earlyTileHandBack{
+      *this, "early-tile-hand-back",
+      llvm::cl::desc("in turns, the producer hands a reduce-added tile back once read, "
+                     "before the turn passes"),
+      llvm::cl::init(false)};
 };
 
 } // namespace
@@ -73,7 +78,7 @@ void registerTLPipelines() {
         buildGPULowering(pm, {options.target, options.sharedMemoryLimit, options.fastMath,
                               options.wgmma, options.tma, options.warpSpecialize,
                               options.elideAsyncBarriers, options.stmatrix,
-                              options.lowWordDescriptors});
+                              options.lowWordDescriptors, options.earlyTileHandBack});
       });
 }
 
@@ -116,6 +121,7 @@ void buildGPULowering(mlir::OpPassManager &pm, const GPUPipelineOptions &options
   lowering.fastMath = options.fastMath;
   lowering.stmatrix = options.stmatrix && options.target.starts_with("sm_90"); // sm_90 has it
   lowering.lowWordDescriptors = options.lowWordDescriptors;
+  lowering.earlyTileHandBack = options.earlyTileHandBack;
   buildGPUPlanning(pm, options);
   pm.addPass(createConvertTLToGPU(lowering));
   pm.addPass(createApproximateMath());

@@ -280,8 +280,9 @@ GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit) {
   options.stmatrix = !variableIs("TLC_STMATRIX", "0");
   options.lowWordDescriptors = !variableIs("TLC_LOW_WORD_DESCRIPTORS", "0");
   // =1 turns on what is off by default: the barrier elision through the
-  // async proxy.
+  // async proxy, the early hand-back of a reduce-added tile in turns.
   options.elideAsyncBarriers = variableIs("TLC_ELIDE_ASYNC_BARRIERS", "1");
+  options.earlyTileHandBack = variableIs("TLC_EARLY_TILE_HAND_BACK", "1");
   return options;
 }
 
@@ -295,6 +296,7 @@ std::string gpuCacheTarget(const std::string &arch, const GPUCompileOptions &opt
          (options.elideAsyncBarriers ? " elide-async-barriers" : "") +
          (options.stmatrix ? "" : " no-stmatrix") +
          (options.lowWordDescriptors ? "" : " no-low-word-descriptors") +
+         (options.earlyTileHandBack ? " early-tile-hand-back" : "") +
          (llvm && *llvm ? std::string(" llvm:") + llvm : "");
 }
 

@@ -1,5 +1,6 @@
 // RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines -split-input-file | FileCheck %s --check-prefix=PLAN
 // RUN: tl-opt %s --tl-gpu-lowering=wgmma=true -split-input-file | FileCheck %s
+// RUN: tl-opt %s --tl-gpu-lowering="wgmma=true early-tile-hand-back=true" -split-input-file | FileCheck %s --check-prefix=EARLY
 // RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines --tl-plan-tma-copies -split-input-file | FileCheck %s --check-prefix=HANDOFF
 // RUN: tl-opt %s --tl-infer-layouts=wgmma=true --tl-plan-pipelines --tl-plan-tma-copies --tl-plan-shared-memory -split-input-file | FileCheck %s --check-prefix=PLACED
 // A TMA loop with its wgmma batches in flight, directly in the kernel body,
@@ -424,7 +425,8 @@ func.func @reduce_handed_over(%A: memref<256x64xf16>, %Acc: memref<256x64xf32>) 
 // spin, no release): they write the tile and arrive. The producer's thread
 // T + 32 waits for the turn (an acquire spin), issues, waits for the boxes to
 // complete, fences their writes from the async proxy and passes the turn on
-// (a release store) before it hands the tile back.
+// (a release store) before it hands the tile back (EARLY: after the boxes'
+// read, before the turn passes).
 
 // HANDOFF-LABEL: func.func @reduce_handed_over_in_turn
 // HANDOFF: tl.copy {{.*}} to memref<64x64xf32, #tl.scope<shared>>
@@ -452,6 +454,20 @@ func.func @reduce_handed_over(%A: memref<256x64xf16>, %Acc: memref<256x64xf32>) 
 // CHECK: llvm.store {{.*}} atomic syncscope("device") release
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: gpu.return
+// With early-tile-hand-back the producer hands the tile back once the boxes
+// have read it, then waits for their sums and passes the turn.
+// EARLY-LABEL: gpu.func @reduce_handed_over_in_turn
+// EARLY: llvm.load {{.*}} atomic syncscope("device") acquire
+// EARLY: nvvm.cp.async.bulk.tensor.reduce
+// EARLY: nvvm.cp.async.bulk.commit.group
+// EARLY-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// EARLY: nvvm.mbarrier.arrive
+// EARLY-NEXT: nvvm.cp.async.bulk.wait_group 0
+// EARLY-NOT: read
+// EARLY-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async>}
+// EARLY: llvm.store {{.*}} atomic syncscope("device") release
+// EARLY-NOT: nvvm.mbarrier.arrive
+// EARLY: gpu.return
 func.func @reduce_handed_over_in_turn(%A: memref<256x64xf16>, %Acc: memref<256x64xf32>, %Turns: memref<4xi32>) {
   tl.kernel grid [2] threads 128 attributes {tl.producer_warpgroup} {
   ^bb0(%bx: index):

@@ -119,15 +119,18 @@ TEST_CASE("the code-generation variables: each turns its option from its default
     bool byDefault;
     const char *target; // the cache's target with the option away from its default
   };
-  for (const char *set : {"TLC_WGMMA", "TLC_TMA", "TLC_WARP_SPECIALIZE", "TLC_ELIDE_ASYNC_BARRIERS",
-                          "TLC_STMATRIX", "TLC_LOW_WORD_DESCRIPTORS", "TLC_LLVM_OPTIONS"})
+  for (const char *set :
+       {"TLC_WGMMA", "TLC_TMA", "TLC_WARP_SPECIALIZE", "TLC_ELIDE_ASYNC_BARRIERS", "TLC_STMATRIX",
+        "TLC_LOW_WORD_DESCRIPTORS", "TLC_EARLY_TILE_HAND_BACK", "TLC_LLVM_OPTIONS"})
     ::unsetenv(set); // the environment's own choices would change the defaults checked
   for (Variable v :
        {Variable{"TLC_ELIDE_ASYNC_BARRIERS", &tl::GPUCompileOptions::elideAsyncBarriers, false,
                  "sm_90a elide-async-barriers"},
         Variable{"TLC_STMATRIX", &tl::GPUCompileOptions::stmatrix, true, "sm_90a no-stmatrix"},
         Variable{"TLC_LOW_WORD_DESCRIPTORS", &tl::GPUCompileOptions::lowWordDescriptors, true,
-                 "sm_90a no-low-word-descriptors"}}) {
+                 "sm_90a no-low-word-descriptors"},
+        Variable{"TLC_EARLY_TILE_HAND_BACK", &tl::GPUCompileOptions::earlyTileHandBack, false,
+                 "sm_90a early-tile-hand-back"}}) {
     INFO(v.name);
     ::unsetenv(v.name);
     CHECK(tl::runtime::gpuCompileOptions().*v.option == v.byDefault);

@@ -727,6 +727,53 @@ TEST_CASE("low-word wgmma descriptors (on by default): 32-bit steps, clean ptxas
   });
 }
 
+TEST_CASE("the early tile hand-back in turns (off by default): the tile back before the turn "
+          "passes, clean ptxas",
+          "[ptx]") {
+  // GPUCompileOptions::earlyTileHandBack (TLC_EARLY_TILE_HAND_BACK=1): in a
+  // deterministic backward whose producer reduce-adds the dQ tile in turns,
+  // the producer hands the tile back (mbarrier.arrive on the consumers' empty
+  // barrier) once its boxes have read it, then waits for the sums and passes
+  // the turn; by default it hands it back after the turn. Nothing else moves,
+  // and kernels without turns (tunedConfig's) do not change.
+  using tl::test::occurrences;
+  const std::regex early(R"(cp\.async\.bulk\.wait_group\.read\s+0;\s+mbarrier\.arrive[^\n]*\n)"
+                         R"(\s+cp\.async\.bulk\.wait_group\s+0;\s+fence\.proxy\.async;)");
+  const std::regex late(R"(cp\.async\.bulk\.wait_group\s+0;\s+fence\.proxy\.async;[^]*?)"
+                        R"(st\.release\.gpu\.global\.b32[^\n]*\n(\$L__BB\d+_\d+:\s*)?)"
+                        R"(\s*mbarrier\.arrive)");
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  ScratchDir scratch("tl-early-tile-hand-back");
+  const tl::GPUCompileOptions handBack{.earlyTileHandBack = true};
+  for (int dim : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      INFO("D=" << dim << " causal=" << causal);
+      mha::AttentionConfig tuned = mha::tunedConfig(dim, causal, 4096, "sm_90a");
+      tl::dsl::Program plain = mha::backwardKernel(2, 4, 4096, dim, causal, tuned);
+      CHECK(tl::compileForGPU(plain, "sm_90a", handBack).ptx ==
+            tl::compileForGPU(plain, "sm_90a").ptx);
+      mha::AttentionConfig config = mha::deterministicConfig(tuned, dim, causal, 4096, "sm_90a");
+      tl::dsl::Program program = mha::backwardKernel(2, 4, 4096, dim, causal, config);
+      std::string shipped = tl::compileForGPU(program, "sm_90a").ptx;
+      std::string option = tl::compileForGPU(program, "sm_90a", handBack).ptx;
+      if (!config.bwdDqTile) { // D = 256: the consumers add dQ in turn, no tile to hand back
+        CHECK(option == shipped);
+        continue;
+      }
+      CHECK(occurrences(option, "cp.async.bulk.wait_group.read") ==
+            occurrences(shipped, "cp.async.bulk.wait_group.read") + 1);
+      CHECK(std::regex_search(option, early));
+      CHECK_FALSE(std::regex_search(shipped, early));
+      CHECK(std::regex_search(shipped, late));
+      for (const char *kept : {"mbarrier.arrive", "st.release", "fence.proxy.async", "bar.sync",
+                               "wgmma.mma_async", "cp.reduce.async.bulk"})
+        CHECK(occurrences(option, kept) == occurrences(shipped, kept));
+      if (fs::exists(ptxas))
+        CHECK(assembledSpills(ptxas, option, "sm_90a", scratch.path, "early") <=
+              assembledSpills(ptxas, shipped, "sm_90a", scratch.path, "shipped"));
+    }
+}
+
 TEST_CASE("the backward's dQ gemm first (tunedConfig's): waited for alone, clean ptxas", "[ptx]") {
   // AttentionConfig::bwdDqFirst: the staged wgmma backward issues dQ's gemm
   // before dV's and dK's and waits for it alone (wait_group 2), its hand-over

@@ -3,9 +3,9 @@
 //   tlc FILE.cpp --list
 //   tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND] [--target=sm_80|sm_90a|cpu]
 //       [-o PATH] [--print-ir-after-all] [--timing] [--elide-async-barriers] [--no-stmatrix]
-//       [--no-low-word-descriptors]
+//       [--no-low-word-descriptors] [--early-tile-hand-back]
 //   tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--timing] [--elide-async-barriers]
-//       [--no-stmatrix] [--no-low-word-descriptors]
+//       [--no-stmatrix] [--no-low-word-descriptors] [--early-tile-hand-back]
 //
 // --timing prints how long each compile step took (every MLIR pass, the
 // LLVM steps, ptxas) to stderr. --elide-async-barriers lets tl-elide-barriers
@@ -15,7 +15,10 @@
 // sm_90 and sm_90a, not by stmatrix.x4 per 16x16 block; --no-low-word-descriptors
 // advances wgmma descriptors by 64-bit adds (both on by default since session
 // 36: results/2026-12-05-session35.md timed them, -session36.md tested them;
-// --stmatrix and --low-word-descriptors are accepted too).
+// --stmatrix and --low-word-descriptors are accepted too). --early-tile-hand-back
+// lets a producer warpgroup that reduce-adds a tile in turns (the deterministic
+// backward's dQ) hand it back to the consumers once read, before its turn
+// passes (off by default until timed: results/2026-12-05-session38.md).
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and
@@ -55,7 +58,7 @@ struct Options {
   std::string input, program, emit = "tl", target = "sm_90a", output;
   std::vector<std::pair<std::string, std::string>> params;
   bool list = false, printIRAfterAll = false, timing = false, elideAsyncBarriers = false,
-       stmatrix = true, lowWordDescriptors = true;
+       stmatrix = true, lowWordDescriptors = true, earlyTileHandBack = false;
 };
 
 [[noreturn]] void usage(const std::string &problem) {
@@ -66,8 +69,10 @@ struct Options {
       "       tlc FILE.cpp -k NAME [-p key=value ...] [--emit=KIND]\n"
       "           [--target=sm_80|sm_90a|cpu] [-o PATH] [--print-ir-after-all] [--timing]\n"
       "           [--elide-async-barriers] [--no-stmatrix] [--no-low-word-descriptors]\n"
+      "           [--early-tile-hand-back]\n"
       "       tlc FILE.mlir [--emit=KIND] [--target=...] [-o PATH] [--print-ir-after-all]\n"
       "           [--timing] [--elide-async-barriers] [--no-stmatrix] [--no-low-word-descriptors]\n"
+      "           [--early-tile-hand-back]\n"
       "KIND: tl, planned, thread, llvm, ptx, cubin or header (cpu: tl, thread, llvm)\n",
       problem.c_str());
   std::exit(2);
@@ -101,6 +106,8 @@ Options parse(int argc, char **argv) {
       o.stmatrix = arg == "--stmatrix";
     else if (arg == "--low-word-descriptors" || arg == "--no-low-word-descriptors")
       o.lowWordDescriptors = arg == "--low-word-descriptors";
+    else if (arg == "--early-tile-hand-back")
+      o.earlyTileHandBack = true;
     else if (arg == "-k")
       o.program = value("-k");
     else if (arg == "-o")
@@ -309,7 +316,8 @@ tl::GPUCompileOptions gpuOptions(const Options &o) {
           .timing = o.timing,
           .elideAsyncBarriers = o.elideAsyncBarriers,
           .stmatrix = o.stmatrix,
-          .lowWordDescriptors = o.lowWordDescriptors};
+          .lowWordDescriptors = o.lowWordDescriptors,
+          .earlyTileHandBack = o.earlyTileHandBack};
 }
 
 /// The chosen program's output of kind `o.emit` for `o.target`.

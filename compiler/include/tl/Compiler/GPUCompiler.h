@@ -98,6 +98,15 @@ struct GPUCompileOptions {
   /// TLC_LOW_WORD_DESCRIPTORS=0 turns it off for the runtime's compiles, `tlc
   /// --no-low-word-descriptors`). On since session 36, with stmatrix.
   bool lowWordDescriptors = true;
+  /// In turns (a deterministic backward's dQ tile reduce-added by the producer
+  /// warpgroup), the producer hands the tile back to the consumers once its
+  /// reduce-add has read it, before the sums complete and it passes the turn,
+  /// as it does out of turns (GPUPipelineOptions::earlyTileHandBack;
+  /// TLC_EARLY_TILE_HAND_BACK=1 for the runtime's compiles, `tlc
+  /// --early-tile-hand-back`). Off until timed on the GPU: session 38 found
+  /// the consumers of the deterministic D = 128 backward waiting for the tile
+  /// in 34% of their stall samples (results/2026-12-05-session38.md).
+  bool earlyTileHandBack = false;
 };
 
 /// Lowers `program` (buildGPUPipeline) and emits PTX for `arch` (sm_80,

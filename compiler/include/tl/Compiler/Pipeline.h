@@ -39,6 +39,10 @@ struct GPUPipelineOptions {
   /// (convert-tl-to-gpu's `low-word-descriptors`). Off here; on in
   /// GPUCompileOptions, as stmatrix.
   bool lowWordDescriptors = false;
+  /// In turns, the producer hands a reduce-added tile back once read, before
+  /// the turn passes (convert-tl-to-gpu's `early-tile-hand-back`;
+  /// GPUCompileOptions::earlyTileHandBack).
+  bool earlyTileHandBack = false;
 };
 
 /// The GPU path's decisions, recorded on the tl program as attributes:

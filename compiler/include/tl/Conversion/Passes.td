@@ -242,7 +242,11 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "::mlir::ModuleOp"> {
            "tl-gpu-lowering passes it on those targets only; the GPU compilers' default)">,
     Option<"lowWordDescriptors", "low-word-descriptors", "bool", /*default=*/"false",
            "wgmma descriptors' steps add 32 bits to their low word, the high word a "
-           "constant (the GPU compilers' default)">
+           "constant (the GPU compilers' default)">,
+    Option<"earlyTileHandBack", "early-tile-hand-back", "bool", /*default=*/"false",
+           "In turns (tl.in_turn around a producer's reduce-add), the producer hands "
+           "the tile back to the consumers once its boxes have read it, before the "
+           "sums complete and the turn passes">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

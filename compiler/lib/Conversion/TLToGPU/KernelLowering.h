@@ -81,6 +81,9 @@ struct ResourceLimits {
   /// wgmma descriptors advanced by 32-bit adds to their low word
   /// (lowerGemmWgmma).
   bool lowWordDescriptors = false;
+  /// In turns, the producer hands a reduce-added tile back once read
+  /// (issueProducerReduces).
+  bool earlyTileHandBack = false;
 };
 
 /// Lowers one outlined kernel (a gpu.func still holding tl ops) in place.

@@ -202,7 +202,10 @@ void KernelLowering::issueProducerReduces(AtomicAddTileOp add, Block &body, Valu
   // The producer warpgroup's second warp (thread T + 32) issues iteration j's
   // reduce-add once the consumers' writes are in (phase j - start of full),
   // waits for its boxes to have read the tile and hands it back (empty);
-  // after the last, for the boxes to complete, before the block ends.
+  // after the last, for the boxes to complete, before the block ends. In
+  // turns (deterministic) it waits for its turn before the boxes and passes it
+  // on once their sums are in memory, handing the tile back after that, or
+  // with limits.earlyTileHandBack as soon as the boxes have read it.
   auto &b = rewriter;
   Location loc = add.getLoc();
   OpBuilder::InsertionGuard guard(b);
@@ -250,22 +253,38 @@ void KernelLowering::issueProducerReduces(AtomicAddTileOp add, Block &body, Valu
                  memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile), Value(),
                  /*reduceAdd=*/true);
   NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-  if (turn) {
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), /*read=*/nullptr);
-    NVVM::FenceProxyOp::create(b, loc,
-                               NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async),
-                               NVVM::SharedSpaceAttr());
-    Value next = atIteration(turn.getNext(), body, mapping);
+  auto handBack = [&] { // the consumers may write the tile again
+    NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(),
+                                   mbarrierAddress(loc, producerReduce->empty, index(b, loc, 0)),
+                                   /*count=*/Value());
+  };
+  auto waitRead = [&] { // the boxes have read the tile
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
+  };
+  if (!turn) {
+    waitRead();
+    handBack();
+    return;
+  }
+  // In turns the tile goes back after the turn has passed, or (early tile
+  // hand-back) as soon as read, the turn passing once the sums are in.
+  if (limits.earlyTileHandBack) {
+    waitRead();
+    handBack();
+  }
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), /*read=*/nullptr);
+  NVVM::FenceProxyOp::create(b, loc,
+                             NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async),
+                             NVVM::SharedSpaceAttr());
+  Value next = atIteration(turn.getNext(), body, mapping);
+  {
     auto pass = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
     OpBuilder::InsertionGuard inTurn(b);
     b.setInsertionPoint(pass.thenBlock()->getTerminator());
     passTurn(loc, counter, next);
-  } else {
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
   }
-  NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(),
-                                 mbarrierAddress(loc, producerReduce->empty, index(b, loc, 0)),
-                                 /*count=*/Value());
+  if (!limits.earlyTileHandBack)
+    handBack();
 }
 
 void KernelLowering::waitProducerReduceRead(Location loc, Value tile) {

@@ -145,7 +145,8 @@ struct ConvertTLToGPUPass : public tl::impl::ConvertTLToGPUBase<ConvertTLToGPUPa
         if (auto argument = dyn_cast<BlockArgument>(buffer);
             argument && argument.getOwner() == &gpuFunc.getBody().front())
           layouts[buffer] = layout;
-      ResourceLimits limits{sharedMemoryLimit, targetName, fastMath, stmatrix, lowWordDescriptors};
+      ResourceLimits limits{sharedMemoryLimit, targetName,         fastMath,
+                            stmatrix,          lowWordDescriptors, earlyTileHandBack};
       if (failed(KernelLowering(gpuFunc, threads, layouts, limits).run()))
         return signalPassFailure();
     }

@@ -220,7 +220,8 @@ GPUPipelineOptions pipelineOptions(const std::string &arch, const GPUCompileOpti
           options.warpSpecialize,
           options.elideAsyncBarriers,
           options.stmatrix,
-          options.lowWordDescriptors};
+          options.lowWordDescriptors,
+          options.earlyTileHandBack};
 }
 
 /// The program lowered by buildGPUPipeline, and its kernel module.

@@ -57,7 +57,8 @@ void assembleWherePossible(GPUBinary &binary);
 /// The options the runtime compiles with: `sharedMemoryLimit` (0: the arch's),
 /// and the environment's switches (TLC_WGMMA=0, TLC_TMA=0, TLC_WARP_SPECIALIZE=0,
 /// TLC_STMATRIX=0, TLC_LOW_WORD_DESCRIPTORS=0, TLC_TIMING; off by default:
-/// TLC_ELIDE_ASYNC_BARRIERS=1). `tl-mha --ptx` compiles with them too.
+/// TLC_ELIDE_ASYNC_BARRIERS=1, TLC_EARLY_TILE_HAND_BACK=1). `tl-mha --ptx`
+/// compiles with them too.
 GPUCompileOptions gpuCompileOptions(std::int64_t sharedMemoryLimit = 0);
 /// What a cache key says of the target: the arch and every option that
 /// changes the code (a kernel compiled under one is not served under another).
