@@ -213,7 +213,9 @@
 #   early-hand-back  the deterministic backward with the producer handing its dQ
 #             tile back once read, before its turn passes (TLC_EARLY_TILE_HAND_BACK=1,
 #             session 38, off by default): the in_turn, deterministic and dQ-first
-#             MHA tests with it on the GPU and under memcheck, racecheck and synccheck, then
+#             MHA tests with it on the GPU (and the long lengths' test) and under
+#             memcheck, racecheck and synccheck (EARLY_HAND_BACK_TESTS_S, default
+#             300, limits the first), then
 #             tl-bench-gpu --deterministic with it =0 and =1 (twice each,
 #             alternating), the default backward once, and the peers
 #             (EARLY_HAND_BACK_SHAPES="B,H,S,D ..." replaces the shapes)
@@ -387,9 +389,14 @@ for part in "$@"; do
   sanitize-deterministic)
     sanitized "$out/sanitize-deterministic.log" "$deterministicTests" ;;
   early-hand-back)
-    # The deterministic tests and the dQ-first one (tunedConfig's long backwards in turns).
+    # The deterministic tests and the dQ-first one (tunedConfig's long backwards in turns, at a
+    # short length); on the GPU also the long lengths' (the same bits twice), too slow to
+    # sanitize. EARLY_HAND_BACK_TESTS_S (default 300) seconds for the tests.
     test="$deterministicTests,MHA backward with its dQ gemm first*"
-    TLC_EARLY_TILE_HAND_BACK=1 ./bin/tl-gpu-tests "$test" > "$out/tests-early-hand-back.log" 2>&1
+    TLC_EARLY_TILE_HAND_BACK=1 timeout "${EARLY_HAND_BACK_TESTS_S:-300}" ./bin/tl-gpu-tests \
+      "$test,MHA at long lengths*" > "$out/tests-early-hand-back.log" 2>&1
+    echo "tl-gpu-tests exit $? (124: cut at ${EARLY_HAND_BACK_TESTS_S:-300} s)" |
+      tee -a "$out/tests-early-hand-back.log"
     tail -4 "$out/tests-early-hand-back.log"
     (export TLC_EARLY_TILE_HAND_BACK=1 && sanitized "$out/sanitize-early-hand-back.log" "$test")
     read -ra args <<< "${EARLY_HAND_BACK_SHAPES:-4,16,4096,128 4,32,4096,64 16,16,1024,128 \
@@ -568,6 +575,7 @@ lts__average_t_sector_hit_rate_realtime.pct \
     for shape in ${NCU_STALL_SHAPES:-4,16,4096,128 4,16,4096,256 4,32,4096,64}; do
       IFS=';' read -ra variants <<< "${NCU_STALL_VARIANTS:-flash_bwd;flash_fwd}"
       for variant in "${variants[@]}"; do
+        variant=${variant#"${variant%%[! ]*}"} # "a; b": no leading space
         kernel=${variant%% *} flags=${variant#$kernel}
         echo "--- tlc $kernel$flags $shape causal=$ncuCausal" | tee -a "$out/ncu-stalls.log"
         timeout 100 ncu --clock-control none --kernel-id "::regex:^$kernel\$:1" "${stalls[@]}" \

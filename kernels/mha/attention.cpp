@@ -243,9 +243,9 @@ AttentionConfig deterministicConfig(AttentionConfig config, int dim, bool causal
   // warpgroup taking the turns with the tile lets them go on. tunedConfig's
   // short D = 64 backward on sm_90a (the reference's program on 64x64
   // blocks, below S = 1024) becomes the staged wgmma one on 128x128 blocks,
-  // and a staged wgmma backward without the producer (D = 64 causal; D = 128
-  // below S = 1024 before session 28) gets it. Backward time against the default, best of two
-  // (tl-bench-gpu [--deterministic], results/2026-12-04-h200-session26.md,
+  // and a staged wgmma backward without the producer (D = 64 causal before
+  // session 38; D = 128 below S = 1024 before session 28) gets it. Backward time against the
+  // default, best of two (tl-bench-gpu [--deterministic], results/2026-12-04-h200-session26.md,
   // call 4): 8,32,256,64 +10.7% / +20.4% (non-causal / causal; the
   // reference's program in turns, call 2: +34% / +26%), 8,32,512,64 +2.1% /
   // +14.8% (+33% / +37%), 8,16,512,128 +1.1% / +5.8% (+20% / +16%);

@@ -425,8 +425,8 @@ func.func @reduce_handed_over(%A: memref<256x64xf16>, %Acc: memref<256x64xf32>) 
 // spin, no release): they write the tile and arrive. The producer's thread
 // T + 32 waits for the turn (an acquire spin), issues, waits for the boxes to
 // complete, fences their writes from the async proxy and passes the turn on
-// (a release store) before it hands the tile back (EARLY: after the boxes'
-// read, before the turn passes).
+// (a release store) before it hands the tile back (with early-tile-hand-back
+// after the boxes' read, before the turn passes).
 
 // HANDOFF-LABEL: func.func @reduce_handed_over_in_turn
 // HANDOFF: tl.copy {{.*}} to memref<64x64xf32, #tl.scope<shared>>

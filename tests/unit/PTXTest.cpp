@@ -585,8 +585,8 @@ TEST_CASE("tuned attention at the benchmark's long shapes: spills within allowan
       // offset from a few bases, crossedPairBases: within the element path's
       // allowance; 112-172 bytes when each write had an address of its own).
       // Beside it: the same kernel with element adds, and the deterministic
-      // one (deterministicConfig keeps the tile, or adds the producer and the
-      // tile at D = 64 causal: 64 bytes), where the producer takes the turns
+      // one (deterministicConfig keeps the tile; before session 38 it added the
+      // producer and the tile at D = 64 causal), where the producer takes the turns
       // (an acquire spin after its setmaxnreg.dec; the consumers spilled
       // 132-188 bytes taking them themselves).
       mha::AttentionConfig deterministic =

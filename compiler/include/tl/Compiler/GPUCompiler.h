@@ -105,7 +105,7 @@ struct GPUCompileOptions {
   /// TLC_EARLY_TILE_HAND_BACK=1 for the runtime's compiles, `tlc
   /// --early-tile-hand-back`). Off until timed on the GPU: session 38 found
   /// the consumers of the deterministic D = 128 backward waiting for the tile
-  /// in 34% of their stall samples (results/2026-12-05-session38.md).
+  /// in 34% of the kernel's stall samples (results/2026-12-05-session38.md).
   bool earlyTileHandBack = false;
 };
 
