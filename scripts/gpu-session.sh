@@ -229,12 +229,8 @@
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
-cd "$(dirname "$0")/../.carry" || { echo "no .carry/: run scripts/carry.sh first"; exit 2; }
-# scripts/carry.sh compresses the library: the carried tree must stay under 64 MiB.
-[[ -f lib/libtlc.so.gz ]] && gunzip -f lib/libtlc.so.gz
-export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=/usr/local/cuda/bin:$PATH
-export TLC_CACHE_DIR=$(mktemp -d)
+# shellcheck source=scripts/gpu-call-env.sh
+source "$(dirname "$0")/gpu-call-env.sh" # into .carry/, the library unpacked, the paths set
 shapes=(16,32,1024,64 4,32,4096,64 1,32,16384,64 16,16,1024,128 4,16,4096,128 1,16,16384,128
         8,32,256,64)
 # Below S = 1024 (short-autotune, short-table).
