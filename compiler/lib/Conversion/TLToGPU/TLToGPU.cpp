@@ -145,8 +145,12 @@ struct ConvertTLToGPUPass : public tl::impl::ConvertTLToGPUBase<ConvertTLToGPUPa
         if (auto argument = dyn_cast<BlockArgument>(buffer);
             argument && argument.getOwner() == &gpuFunc.getBody().front())
           layouts[buffer] = layout;
-      ResourceLimits limits{sharedMemoryLimit, targetName,         fastMath,
-                            stmatrix,          lowWordDescriptors, earlyTileHandBack};
+      ResourceLimits limits{.sharedBytes = sharedMemoryLimit,
+                            .target = targetName,
+                            .fastMath = fastMath,
+                            .stmatrix = stmatrix,
+                            .lowWordDescriptors = lowWordDescriptors,
+                            .earlyTileHandBack = earlyTileHandBack};
       if (failed(KernelLowering(gpuFunc, threads, layouts, limits).run()))
         return signalPassFailure();
     }
