@@ -212,10 +212,11 @@
 #             launch's (written in session 37, not yet run)      -> ncu-l2-state.log
 #   early-hand-back  the deterministic backward with the producer handing its dQ
 #             tile back once read, before its turn passes (TLC_EARLY_TILE_HAND_BACK=1,
-#             session 38, off by default): the in_turn, deterministic and dQ-first
-#             MHA tests with it on the GPU (and the long lengths' test) and under
-#             memcheck, racecheck and synccheck (EARLY_HAND_BACK_TESTS_S, default
-#             300, limits the first), then
+#             session 38, off by default; session 39 timed it 1-6% slower at
+#             D = 128): the in_turn, deterministic and dQ-first MHA tests with it
+#             on the GPU (and the long lengths' test) and under memcheck, racecheck
+#             and synccheck (EARLY_HAND_BACK_TESTS_S, default 300, limits the
+#             first), then
 #             tl-bench-gpu --deterministic with it =0 and =1 (twice each,
 #             alternating), the default backward once, and the peers
 #             (EARLY_HAND_BACK_SHAPES="B,H,S,D ..." replaces the shapes)

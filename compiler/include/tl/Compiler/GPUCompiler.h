@@ -103,9 +103,11 @@ struct GPUCompileOptions {
   /// reduce-add has read it, before the sums complete and it passes the turn,
   /// as it does out of turns (GPUPipelineOptions::earlyTileHandBack;
   /// TLC_EARLY_TILE_HAND_BACK=1 for the runtime's compiles, `tlc
-  /// --early-tile-hand-back`). Off until timed on the GPU: session 38 found
-  /// the consumers of the deterministic D = 128 backward waiting for the tile
-  /// in 34% of the kernel's stall samples (results/2026-12-05-session38.md).
+  /// --early-tile-hand-back`). Off: session 38 found the consumers of the
+  /// deterministic D = 128 backward waiting for the tile in 34% of the
+  /// kernel's stall samples (results/2026-12-05-session38.md), but on the
+  /// H200 it made that backward 1-6% slower, level at D = 64
+  /// (results/2026-12-05-session39.md).
   bool earlyTileHandBack = false;
 };
 
