@@ -18,7 +18,8 @@
 // --stmatrix and --low-word-descriptors are accepted too). --early-tile-hand-back
 // lets a producer warpgroup that reduce-adds a tile in turns (the deterministic
 // backward's dQ) hand it back to the consumers once read, before its turn
-// passes (off by default until timed: results/2026-12-05-session38.md).
+// passes (off by default: 1-6% slower at D = 128 on the H200,
+// results/2026-12-05-session39.md).
 //
 // FILE.cpp registers programs with TLC_GENERATOR (tl/dsl/Generator.h). tlc
 // builds it into a plugin with the host C++ compiler against our headers and
